@@ -1,0 +1,1 @@
+//! topology.toml (placeholder, being written).

@@ -1,0 +1,8 @@
+//! topology/nvl72: a Slurm topology plugin that treats every GB200 NVL72 rack as one
+//! NVLink domain and keeps each job (or each `--segment` piece) inside one domain.
+//!
+//! Everything except [`ffi`] is safe Rust without Slurm types, so the placement logic can be
+//! tested and benchmarked on its own. `ffi` is the only module with `unsafe`.
+
+pub mod config;
+pub mod hostlist;
