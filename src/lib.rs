@@ -5,4 +5,9 @@
 //! tested and benchmarked on its own. `ffi` is the only module with `unsafe`.
 
 pub mod config;
+mod ffi;
 pub mod hostlist;
+pub mod metrics;
+pub mod model;
+pub mod placement;
+pub mod topoinfo;

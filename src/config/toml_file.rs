@@ -1,0 +1,109 @@
+//! topology.toml: serde with `deny_unknown_fields` so a typo is an error with a line, and
+//! `Spanned` fields so the semantic checks can point at a line too.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{
+    build_racks, check_count, line_of, Config, ConfigError, NodeLimit, Policy, RawRack,
+    MAX_GPUS_PER_TRAY, MAX_TRAYS_PER_RACK,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileToml {
+    #[serde(default)]
+    trays_per_rack: Option<Spanned<u32>>,
+    #[serde(default)]
+    gpus_per_tray: Option<Spanned<u32>>,
+    #[serde(default)]
+    policy: Policy,
+    #[serde(default)]
+    rack: Vec<RackToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RackToml {
+    name: Spanned<String>,
+    nodes: Spanned<String>,
+    #[serde(default)]
+    clique: Option<String>,
+    #[serde(default)]
+    group: Option<String>,
+}
+
+/// Parses and validates a topology.toml; `file` is only used in errors and `Config::source`.
+pub fn parse_toml(text: &str, file: &Path) -> Result<Config, ConfigError> {
+    let parsed: FileToml = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        // Syntax errors come as "what\nexpected ..."; keep both, on one line for the logs.
+        let message: Vec<&str> = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        ConfigError::new(file, line, None, message.join("; "))
+    })?;
+
+    let defaults = Config::default();
+    let count = |value: &Option<Spanned<u32>>, default, max, field| match value {
+        Some(v) => check_count(
+            file,
+            *v.get_ref(),
+            max,
+            Some(line_of(text, v.span().start)),
+            field,
+        ),
+        None => Ok(default),
+    };
+    let trays_per_rack = count(
+        &parsed.trays_per_rack,
+        defaults.trays_per_rack,
+        MAX_TRAYS_PER_RACK,
+        "trays_per_rack",
+    )?;
+    let gpus_per_tray = count(
+        &parsed.gpus_per_tray,
+        defaults.gpus_per_tray,
+        MAX_GPUS_PER_TRAY,
+        "gpus_per_tray",
+    )?;
+    if parsed.rack.is_empty() {
+        return Err(ConfigError::new(file, None, None, "no [[rack]] defined"));
+    }
+
+    let raw = parsed
+        .rack
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| RawRack {
+            name_line: line_of(text, r.name.span().start),
+            name_field: format!("rack[{}].name", i + 1),
+            name: r.name.into_inner(),
+            nodes_line: line_of(text, r.nodes.span().start),
+            nodes_field: format!("rack[{}].nodes", i + 1),
+            nodes: r.nodes.into_inner(),
+            clique: r.clique,
+            group: r.group,
+        })
+        .collect();
+    let racks = build_racks(
+        file,
+        raw,
+        NodeLimit {
+            max: trays_per_rack,
+            what: "trays_per_rack",
+        },
+    )?;
+    Ok(Config {
+        trays_per_rack,
+        gpus_per_tray,
+        racks,
+        policy: parsed.policy,
+        source: file.to_path_buf(),
+    })
+}

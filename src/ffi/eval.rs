@@ -1,0 +1,238 @@
+//! `topology_p_eval_nodes`: the engine picks the trays, Slurm's own selection charges them.
+//!
+//! Flow (inside slurmctld's scheduler, locks already held):
+//! 1. Requests that can never fit the racks (bad `--segment`, `-w` across racks) are refused
+//!    with ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE, which rejects them at submission.
+//! 2. `common_topo_choose_nodes` (Slurm's helper, as in every topology plugin) drops nodes
+//!    without usable CPUs and calls back into [`eval_in_racks`], possibly several times.
+//! 3. The callback builds a view of the racks from `node_map` and the node table, asks
+//!    [`crate::placement::plan`] for ranked node sets, and for each one narrows `node_map` to
+//!    it and runs Slurm's generic `eval_nodes`, which charges cores and GRES. The first set
+//!    Slurm accepts wins; otherwise the maps are restored and the next set is tried.
+
+use std::ffi::c_int;
+use std::sync::Arc;
+
+use super::bindings as b;
+use super::guard::guarded;
+use super::slurm::{self, BitmapRef};
+use super::state::{self, Loaded};
+use crate::model::{ClusterView, Tray};
+use crate::placement::{self, JobRequest, Reject};
+
+#[no_mangle]
+pub extern "C" fn topology_p_eval_nodes(te: *mut b::topology_eval_t) -> c_int {
+    guarded("eval_nodes", slurm::ERROR, || {
+        if te.is_null() {
+            return slurm::ERROR;
+        }
+        // SAFETY: slurmctld passes a fully initialised topology_eval_t whose job, details and
+        // bitmaps stay valid for this call (it holds the job and node locks).
+        unsafe { eval_nodes(te) }
+    })
+}
+
+/// # Safety
+/// `te` must be a valid topology_eval_t as passed by cons_tres.
+unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
+    // SAFETY: see the function contract.
+    let (job, node_map) = unsafe { ((*te).job_ptr, BitmapRef::new((*te).node_map)) };
+    let Some(node_map) = node_map else {
+        return slurm::ERROR;
+    };
+    let Some(st) = state::current() else {
+        if let Some(why) = state::invalid_reason() {
+            log::error!("not placing job: topology configuration is invalid: {why}");
+            return slurm::ERROR;
+        }
+        // SAFETY: plain delegation to Slurm's default selection with the same arguments.
+        return unsafe { b::common_topo_choose_nodes(te) };
+    };
+    // SAFETY: job_ptr and its details are valid while the scheduler holds the job lock.
+    let req = unsafe { job_request(te) };
+    let outside = |n: &usize| !st.topo.in_any_domain(*n);
+    if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
+        // No rack node offered (CPU or login partition), or `-w` names a node outside every
+        // rack: Slurm's generic selection decides, as topology/default would.
+        // SAFETY: as above.
+        return unsafe { b::common_topo_choose_nodes(te) };
+    }
+    if let Err(Reject::Never(why)) = placement::validate(&st.topo, &req) {
+        // SAFETY: job is valid (see above).
+        log::info!("JobId={}: {why}", unsafe { (*job).job_id });
+        return slurm::TOPO_UNAVAILABLE;
+    }
+    // SAFETY: we hand Slurm's helper our callback; it calls it with the same `te`.
+    unsafe {
+        (*te).eval_nodes = Some(eval_in_racks);
+        (*te).trump_others = true;
+        b::common_topo_choose_nodes(te)
+    }
+}
+
+/// The node-count and segment fields of the request.
+///
+/// # Safety
+/// `te` must be valid, with a valid `job_ptr` and `details`.
+unsafe fn job_request(te: *mut b::topology_eval_t) -> JobRequest {
+    // SAFETY: see the function contract.
+    unsafe {
+        let details = (*(*te).job_ptr).details;
+        let segment = if details.is_null() {
+            0
+        } else {
+            (*details).segment_size
+        };
+        let required = if details.is_null() {
+            Vec::new()
+        } else {
+            BitmapRef::new((*details).req_node_bitmap)
+                .map(|m| m.ones())
+                .unwrap_or_default()
+        };
+        let min = (*te).min_nodes.max(1) as usize;
+        JobRequest {
+            min_nodes: min,
+            max_nodes: ((*te).max_nodes as usize).max(min),
+            segment: (segment != 0 && u32::from(segment) != b::NO_VAL16)
+                .then_some(segment as usize),
+            required,
+        }
+    }
+}
+
+/// Reads the offered nodes and the live state of every tray.
+fn cluster_view(node_map: BitmapRef) -> ClusterView {
+    let trays = (0..slurm::node_count())
+        .map(|i| {
+            let state = slurm::node(i).map_or(0, |n| n.state);
+            Tray {
+                candidate: node_map.test(i),
+                unavailable: slurm::state_unavailable(state),
+                in_use: slurm::state_in_use(state),
+            }
+        })
+        .collect();
+    ClusterView { trays }
+}
+
+/// Called by Slurm's `eval_nodes` dispatcher (from `common_topo_choose_nodes`).
+unsafe extern "C" fn eval_in_racks(te: *mut b::topology_eval_t) -> c_int {
+    guarded("eval_in_racks", slurm::ERROR, || match state::current() {
+        // SAFETY: called by Slurm with the topology_eval_t we were given.
+        Some(st) => unsafe { place(te, &st) },
+        None => slurm::ERROR,
+    })
+}
+
+/// # Safety
+/// `te` must be the valid topology_eval_t of the current eval.
+unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
+    // SAFETY: see the function contract; every pointer below comes from `te`.
+    unsafe {
+        let Some(node_map) = BitmapRef::new((*te).node_map) else {
+            return slurm::ERROR;
+        };
+        let job_id = (*(*te).job_ptr).job_id;
+        let req = job_request(te);
+        let view = cluster_view(node_map);
+        let alternatives = match placement::plan(&st.topo, &view, &req) {
+            Ok(a) => a,
+            Err(Reject::Never(why)) => {
+                log::info!("JobId={job_id}: {why}");
+                return slurm::TOPO_UNAVAILABLE;
+            }
+            Err(Reject::NotNow(why)) => {
+                log::debug!("JobId={job_id}: waits, {why}");
+                return slurm::ERROR;
+            }
+        };
+        // Slurm's generic code may consult slurmctld's idle map (prefer_alloc_nodes).
+        slurm::refresh_shadow(
+            std::ptr::addr_of_mut!(b::idle_node_bitmap),
+            c"idle_node_bitmap",
+        );
+        let saved = Saved::take(te);
+        for (i, alt) in alternatives.iter().enumerate() {
+            node_map.clear_all();
+            for &n in &alt.nodes {
+                node_map.set(n);
+            }
+            (*te).trump_others = false;
+            (*te).eval_nodes = None;
+            let rc = b::eval_nodes(te);
+            (*te).trump_others = true;
+            (*te).eval_nodes = Some(eval_in_racks);
+            if rc == slurm::SUCCESS {
+                let how = if alt.exact { "exact" } else { "within" };
+                let msg = format!(
+                    "JobId={job_id} nodes={}-{} segment={} -> {} ({how}, choice {} of {})",
+                    req.min_nodes,
+                    req.max_nodes,
+                    req.segment.unwrap_or(0),
+                    alt.describe(&st.topo),
+                    i + 1,
+                    alternatives.len()
+                );
+                if st.topo.policy.log_decisions {
+                    log::info!("{msg}");
+                } else {
+                    log::debug!("{msg}");
+                }
+                saved.release();
+                return rc;
+            }
+            saved.restore(te);
+        }
+        saved.restore(te);
+        saved.release();
+        log::debug!(
+            "JobId={job_id}: none of {} rack choices satisfies CPUs/GRES",
+            alternatives.len()
+        );
+        slurm::ERROR
+    }
+}
+
+/// What one try of Slurm's `eval_nodes` may change and the next try needs back.
+struct Saved {
+    node_map: *mut b::bitstr_t,
+    avail_core: *mut *mut b::bitstr_t,
+    max_nodes: u32,
+}
+
+impl Saved {
+    /// # Safety
+    /// `te` must be valid.
+    unsafe fn take(te: *mut b::topology_eval_t) -> Saved {
+        // SAFETY: bit_copy/copy_core_array duplicate valid Slurm structures.
+        unsafe {
+            Saved {
+                node_map: b::slurm_bit_copy((*te).node_map),
+                avail_core: b::copy_core_array((*te).avail_core),
+                max_nodes: (*te).max_nodes,
+            }
+        }
+    }
+
+    /// Puts back the nodes and cores a failed try removed (tries only ever clear bits).
+    ///
+    /// # Safety
+    /// `te` must be the one `take` copied.
+    unsafe fn restore(&self, te: *mut b::topology_eval_t) {
+        // SAFETY: same-sized copies made by `take` from this `te`.
+        unsafe {
+            b::slurm_bit_copybits((*te).node_map, self.node_map);
+            b::core_array_or((*te).avail_core, self.avail_core);
+            (*te).max_nodes = self.max_nodes;
+        }
+    }
+
+    fn release(mut self) {
+        // SAFETY: both copies were allocated by Slurm in `take` and are freed exactly once.
+        unsafe {
+            b::slurm_bit_free(&mut self.node_map);
+            b::free_core_array(&mut self.avail_core);
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Thin, safe wrappers over the Slurm calls the plugin makes.
+//!
+//! Soundness rests on two facts that hold in every process that loads the plugin: the node
+//! table (`node_record_table_ptr`, `node_record_count`) is only rebuilt while no plugin entry
+//! point runs (slurmctld holds its config write lock, slurmd is single-threaded at that point),
+//! and every `bitstr_t` handed to us is a valid Slurm bitmap of at least `bit_size` bits.
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::ptr;
+
+use super::bindings as b;
+
+/// An owned Slurm bitmap (`bit_alloc`), freed with `bit_free`.
+pub struct Bitmap(*mut b::bitstr_t);
+
+// SAFETY: the bitmap is exclusively owned; after construction the plugin only reads it, and
+// Slurm's bit_* readers do not mutate shared state.
+unsafe impl Send for Bitmap {}
+unsafe impl Sync for Bitmap {}
+
+impl Bitmap {
+    pub fn with_bits(size: usize, bits: impl IntoIterator<Item = usize>) -> Bitmap {
+        // SAFETY: bit_alloc returns a zeroed bitmap of `size` bits (it aborts on OOM).
+        let raw = unsafe { b::slurm_bit_alloc(size as b::bitoff_t) };
+        let map = Bitmap(raw);
+        for i in bits.into_iter().filter(|&i| i < size) {
+            // SAFETY: i < size, the allocated length.
+            unsafe { b::slurm_bit_set(raw, i as b::bitoff_t) };
+        }
+        map
+    }
+
+    pub fn as_ptr(&self) -> *mut b::bitstr_t {
+        self.0
+    }
+}
+
+impl Drop for Bitmap {
+    fn drop(&mut self) {
+        // SAFETY: self.0 came from bit_alloc and is freed exactly once.
+        unsafe { b::slurm_bit_free(&mut self.0) };
+    }
+}
+
+/// Reads a Slurm bitmap we do not own.
+#[derive(Clone, Copy)]
+pub struct BitmapRef(*mut b::bitstr_t);
+
+impl BitmapRef {
+    /// # Safety
+    /// `raw` must be NULL or a valid Slurm bitmap that outlives the returned value.
+    pub unsafe fn new(raw: *mut b::bitstr_t) -> Option<BitmapRef> {
+        (!raw.is_null()).then_some(BitmapRef(raw))
+    }
+
+    pub fn len(self) -> usize {
+        // SAFETY: valid bitmap per the constructor's contract.
+        unsafe { b::slurm_bit_size(self.0) as usize }
+    }
+
+    pub fn test(self, i: usize) -> bool {
+        // SAFETY: bounds checked against bit_size.
+        i < self.len() && unsafe { b::slurm_bit_test(self.0, i as b::bitoff_t) != 0 }
+    }
+
+    pub fn ones(self) -> Vec<usize> {
+        (0..self.len()).filter(|&i| self.test(i)).collect()
+    }
+
+    pub fn set(self, i: usize) {
+        if i < self.len() {
+            // SAFETY: bounds checked.
+            unsafe { b::slurm_bit_set(self.0, i as b::bitoff_t) };
+        }
+    }
+
+    pub fn clear_all(self) {
+        // SAFETY: valid bitmap.
+        unsafe { b::slurm_bit_clear_all(self.0) };
+    }
+
+    pub fn or(self, other: &Bitmap) {
+        // SAFETY: both valid; bit_or handles size differences by asserting equal sizes, so
+        // only call with maps sized to node_record_count (the plugin's maps always are).
+        if self.len() == BitmapRef(other.as_ptr()).len() {
+            unsafe { b::slurm_bit_or(self.0, other.as_ptr()) };
+        }
+    }
+
+    pub fn overlaps(self, other: &Bitmap) -> bool {
+        let o = BitmapRef(other.as_ptr());
+        (0..self.len().min(o.len())).any(|i| self.test(i) && o.test(i))
+    }
+}
+
+/// The scheduler's view of one node.
+pub struct NodeInfo {
+    pub index: usize,
+    pub name: String,
+    pub state: u32,
+}
+
+pub fn node_count() -> usize {
+    // SAFETY: plain read of an int that only changes while no plugin call runs (module docs).
+    unsafe { b::node_record_count.max(0) as usize }
+}
+
+/// The node at `index`, or None for a hole in the table (dynamic or future nodes).
+pub fn node(index: usize) -> Option<NodeInfo> {
+    if index >= node_count() {
+        return None;
+    }
+    // SAFETY: index < node_record_count, so the table slot is readable; a non-NULL entry points
+    // to a live node_record_t whose `name` is NULL or a NUL-terminated string.
+    unsafe {
+        let table = b::node_record_table_ptr;
+        if table.is_null() {
+            return None;
+        }
+        let rec = *table.add(index);
+        if rec.is_null() || (*rec).name.is_null() {
+            return None;
+        }
+        Some(NodeInfo {
+            index,
+            name: CStr::from_ptr((*rec).name).to_string_lossy().into_owned(),
+            state: (*rec).node_state,
+        })
+    }
+}
+
+/// Sets `node_rank` for the node at `index` (used by generate_node_ranking only).
+pub fn set_node_rank(index: usize, rank: u32) {
+    if index >= node_count() {
+        return;
+    }
+    // SAFETY: as in `node`; generate_node_ranking runs single-threaded during config load.
+    unsafe {
+        let rec = *b::node_record_table_ptr.add(index);
+        if !rec.is_null() {
+            (*rec).node_rank = rank;
+        }
+    }
+}
+
+/// DOWN, DRAIN, FAIL, or not responding: the tray is not healthy capacity.
+pub fn state_unavailable(state: u32) -> bool {
+    let base = state & b::NODE_STATE_BASE;
+    base == b::node_states_NODE_STATE_DOWN
+        || base == b::node_states_NODE_STATE_FUTURE
+        || state
+            & (b::nvl72_node_flag_NVL72_NODE_STATE_DRAIN
+                | b::nvl72_node_flag_NVL72_NODE_STATE_FAIL
+                | b::nvl72_node_flag_NVL72_NODE_STATE_NO_RESPOND)
+            != 0
+}
+
+/// Some job runs on (or is still leaving) the node.
+pub fn state_in_use(state: u32) -> bool {
+    let base = state & b::NODE_STATE_BASE;
+    base == b::node_states_NODE_STATE_ALLOCATED
+        || base == b::node_states_NODE_STATE_MIXED
+        || state & b::nvl72_node_flag_NVL72_NODE_STATE_COMPLETING != 0
+}
+
+/// Copies `s` into memory from Slurm's allocator, which the caller frees with `xfree`.
+pub fn xstrdup(s: &str) -> *mut c_char {
+    let c = CString::new(s.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: c is a valid NUL-terminated string; xstrdup copies it.
+    unsafe { b::slurm_xstrdup(c.as_ptr()) }
+}
+
+/// Frees memory that Slurm's allocator returned (xmalloc/xstrdup).
+///
+/// # Safety
+/// `p` must be NULL or come from Slurm's allocator and not be used afterwards.
+pub unsafe fn xfree(p: *mut c_char) {
+    let mut p = p.cast::<std::ffi::c_void>();
+    // SAFETY: per the contract above; slurm_xfree takes the address of the pointer.
+    unsafe { b::slurm_xfree(&mut p) };
+}
+
+/// Allocates zeroed memory for `T` with Slurm's allocator (the caller frees with xfree).
+pub fn xmalloc<T>() -> *mut T {
+    // SAFETY: xcalloc(1, size, clear=true, try=false) aborts on OOM and never returns NULL.
+    unsafe {
+        b::slurm_xcalloc(
+            1,
+            std::mem::size_of::<T>(),
+            true,
+            false,
+            c"topology_nvl72".as_ptr(),
+            0,
+            c"xmalloc".as_ptr(),
+        )
+        .cast()
+    }
+}
+
+/// Borrows a C string argument.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string valid for the call.
+pub unsafe fn str_arg<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: per the contract above.
+        unsafe { CStr::from_ptr(p) }.to_str().ok()
+    }
+}
+
+pub fn running_in_slurmctld() -> bool {
+    // SAFETY: no arguments; reads a cached process flag.
+    unsafe { b::slurm_running_in_slurmctld() }
+}
+
+/// The directory holding slurm.conf (and so topology.toml), from Slurm's `topo_conf` path.
+pub fn config_dir() -> std::path::PathBuf {
+    // SAFETY: topo_conf is NULL or an xstrdup'd path set by topology_g_init before any op.
+    let topo = unsafe { str_arg(b::topo_conf) }.map(std::path::PathBuf::from);
+    topo.and_then(|p| p.parent().map(|d| d.to_path_buf()))
+        .or_else(|| {
+            std::env::var_os("SLURM_CONF")
+                .and_then(|c| std::path::Path::new(&c).parent().map(|d| d.to_path_buf()))
+        })
+        .unwrap_or_else(|| "/etc/slurm".into())
+}
+
+/// Copies a slurmctld global that Slurm's topology helper library also defines as a local
+/// placeholder (`idle_node_bitmap`, `part_list`). Slurm's own plugins export the placeholder so
+/// the executable's definition interposes; a Rust cdylib keeps it local, so we refresh it.
+///
+/// # Safety
+/// `local` must point to the placeholder variable of the same type as the global `name`.
+pub unsafe fn refresh_shadow<T>(local: *mut *mut T, name: &CStr) {
+    // SAFETY: dlsym with RTLD_DEFAULT only looks up a symbol; a non-NULL result is the address of
+    // the process's definition of `name`, which has type `*mut T` per the contract.
+    unsafe {
+        let global = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()).cast::<*mut T>();
+        if !global.is_null() && global != local {
+            *local = *global;
+        }
+    }
+}
+
+pub fn log_level_filter() -> log::LevelFilter {
+    // SAFETY: reads the logger's current level.
+    let level = unsafe { b::slurm_get_log_level() } as u32;
+    match level {
+        l if l > b::log_level_t_LOG_LEVEL_DEBUG => log::LevelFilter::Trace,
+        l if l >= b::log_level_t_LOG_LEVEL_VERBOSE => log::LevelFilter::Debug,
+        l if l >= b::log_level_t_LOG_LEVEL_INFO => log::LevelFilter::Info,
+        l if l >= b::log_level_t_LOG_LEVEL_ERROR => log::LevelFilter::Warn,
+        _ => log::LevelFilter::Off,
+    }
+}
+
+/// One line in Slurm's log, prefixed with the plugin type like Slurm's own plugin messages.
+pub fn log_line(level: log::Level, msg: &str) {
+    let (slurm_level, prefix) = match level {
+        log::Level::Error => (b::log_level_t_LOG_LEVEL_ERROR, ""),
+        log::Level::Warn => (b::log_level_t_LOG_LEVEL_INFO, "warning: "),
+        log::Level::Info => (b::log_level_t_LOG_LEVEL_INFO, ""),
+        log::Level::Debug => (b::log_level_t_LOG_LEVEL_VERBOSE, ""),
+        log::Level::Trace => (b::log_level_t_LOG_LEVEL_DEBUG, ""),
+    };
+    let line = CString::new(format!("{prefix}topology/nvl72: {msg}").replace('\0', " "))
+        .unwrap_or_default();
+    // SAFETY: "%s" with one NUL-terminated string argument matches log_var's printf contract.
+    unsafe { b::slurm_log_var(slurm_level, c"%s".as_ptr(), line.as_ptr()) };
+}
+
+pub fn log_error(msg: &str) {
+    log_line(log::Level::Error, msg);
+}
+
+/// `fatal()`: only for a reconfigure child whose failure makes the old slurmctld resume.
+pub fn fatal(msg: &str) -> ! {
+    let line =
+        CString::new(format!("topology/nvl72: {msg}").replace('\0', " ")).unwrap_or_default();
+    // SAFETY: "%s" format with one string; slurm_fatal logs, flushes and exits.
+    unsafe { slurm_fatal(c"%s".as_ptr(), line.as_ptr()) };
+    #[allow(unreachable_code)]
+    {
+        std::process::exit(1)
+    }
+}
+
+extern "C" {
+    fn slurm_fatal(fmt: *const c_char, ...);
+}
+
+pub const SUCCESS: c_int = b::SLURM_SUCCESS as c_int;
+pub const ERROR: c_int = b::SLURM_ERROR;
+pub const TOPO_UNAVAILABLE: c_int =
+    b::slurm_err_t_ESLURM_REQUESTED_TOPO_CONFIG_UNAVAILABLE as c_int;
+
+pub fn null<T>() -> *mut T {
+    ptr::null_mut()
+}

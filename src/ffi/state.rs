@@ -1,0 +1,126 @@
+//! The rack table every entry point reads, built by `topology_p_build_config`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use once_cell::sync::Lazy;
+use parking_lot::{Mutex, RwLock};
+
+use super::slurm::{self, Bitmap};
+use crate::config::{Config, ConfigError};
+use crate::model::Topology;
+
+/// The topology plus the Slurm bitmaps `get_bitmap` hands out by name.
+pub struct Loaded {
+    pub topo: Topology,
+    /// Every node that belongs to some rack.
+    pub rack_nodes: Bitmap,
+    /// Per-rack bitmaps (index = domain), then rack-group bitmaps.
+    pub rack_bitmaps: Vec<Bitmap>,
+    pub group_bitmaps: Vec<(String, Bitmap)>,
+    /// Rack of each configured node name (for get_node_addr, which gets names).
+    pub rack_by_name: HashMap<String, usize>,
+}
+
+/// What the last build_config produced.
+pub enum State {
+    Ready(Arc<Loaded>),
+    /// slurmctld started with a broken config: rack jobs wait rather than land anywhere.
+    Invalid(String),
+}
+
+static STATE: Lazy<RwLock<Option<State>>> = Lazy::new(|| RwLock::new(None));
+/// Tables replaced by a rebuild stay alive: Slurm may still hold a `get_bitmap` pointer.
+static RETIRED: Lazy<Mutex<Vec<Arc<Loaded>>>> = Lazy::new(|| Mutex::new(Vec::new()));
+
+pub fn current() -> Option<Arc<Loaded>> {
+    match &*STATE.read() {
+        Some(State::Ready(l)) => Some(l.clone()),
+        _ => None,
+    }
+}
+
+pub fn invalid_reason() -> Option<String> {
+    match &*STATE.read() {
+        Some(State::Invalid(why)) => Some(why.clone()),
+        _ => None,
+    }
+}
+
+pub fn install(state: State) {
+    let old = STATE.write().replace(state);
+    if let Some(State::Ready(l)) = old {
+        RETIRED.lock().push(l);
+    }
+}
+
+pub fn clear() {
+    *STATE.write() = None;
+    RETIRED.lock().clear();
+}
+
+/// Name -> node index over Slurm's current node table.
+pub fn node_index_by_name() -> HashMap<String, usize> {
+    (0..slurm::node_count())
+        .filter_map(slurm::node)
+        .map(|n| (n.name, n.index))
+        .collect()
+}
+
+/// Resolves `config` against the node table and builds the bitmaps.
+pub fn resolve(config: &Config) -> Loaded {
+    let by_name = node_index_by_name();
+    let count = slurm::node_count();
+    let (topo, unknown) = Topology::resolve(config, count, |n| by_name.get(n).copied());
+    if !unknown.is_empty() {
+        let names: Vec<&str> = unknown.iter().map(|u| u.node.as_str()).collect();
+        log::warn!(
+            "{}: {} node(s) listed in racks are not in slurm.conf and are ignored: {}",
+            config.source.display(),
+            unknown.len(),
+            crate::hostlist::compress(&names)
+        );
+    }
+    let rack_bitmaps: Vec<Bitmap> = topo
+        .domains
+        .iter()
+        .map(|d| Bitmap::with_bits(count, d.nodes.iter().copied()))
+        .collect();
+    let mut groups: Vec<String> = topo
+        .domains
+        .iter()
+        .filter_map(|d| d.group.clone())
+        .collect();
+    groups.sort();
+    groups.dedup();
+    let group_bitmaps = groups
+        .into_iter()
+        .map(|g| {
+            let nodes = topo
+                .group_members(&g)
+                .into_iter()
+                .flat_map(|d| topo.domains[d].nodes.clone());
+            let map = Bitmap::with_bits(count, nodes);
+            (g, map)
+        })
+        .collect();
+    let rack_nodes = Bitmap::with_bits(count, (0..count).filter(|&n| topo.in_any_domain(n)));
+    let rack_by_name = topo
+        .domains
+        .iter()
+        .enumerate()
+        .flat_map(|(d, dom)| dom.node_names.iter().map(move |n| (n.clone(), d)))
+        .collect();
+    Loaded {
+        topo,
+        rack_nodes,
+        rack_bitmaps,
+        group_bitmaps,
+        rack_by_name,
+    }
+}
+
+/// Reads topology.toml (or topology.conf) from the directory of slurm.conf.
+pub fn read_config() -> Result<Config, ConfigError> {
+    crate::config::load_dir(&slurm::config_dir())
+}

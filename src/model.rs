@@ -1,0 +1,250 @@
+//! The cluster as NVLink domains (racks) of trays, resolved against the scheduler's node indices.
+//!
+//! Node indices are whatever the caller uses to name nodes (Slurm's `node_ptr->index` in the
+//! plugin, plain numbers in tests and the simulator), so the model never sees a Slurm type.
+
+use crate::config::{Config, Policy};
+
+/// One NVLink domain: the trays of one NVL72 rack.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Domain {
+    pub name: String,
+    /// Node indices in tray order (the order of the rack's hostlist).
+    pub nodes: Vec<usize>,
+    /// Node names in tray order, kept for messages and `scontrol show topology`.
+    pub node_names: Vec<String>,
+    pub clique: Option<String>,
+    pub group: Option<String>,
+}
+
+/// Racks resolved to node indices, plus the placement policy that goes with them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    pub domains: Vec<Domain>,
+    /// `node_domain[node]` is the domain holding that node, if any.
+    node_domain: Vec<Option<usize>>,
+    pub gpus_per_tray: u32,
+    pub trays_per_rack: u32,
+    pub policy: Policy,
+}
+
+/// A name from the configuration that the scheduler does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownNode {
+    pub rack: String,
+    pub node: String,
+}
+
+impl Topology {
+    /// Resolves every configured node name with `resolve`; unknown names are reported, not
+    /// fatal, because Slurm itself tolerates topology files that mention absent nodes.
+    pub fn resolve(
+        config: &Config,
+        node_count: usize,
+        mut resolve: impl FnMut(&str) -> Option<usize>,
+    ) -> (Topology, Vec<UnknownNode>) {
+        let mut unknown = Vec::new();
+        let mut node_domain = vec![None; node_count];
+        let mut domains = Vec::with_capacity(config.racks.len());
+        for rack in &config.racks {
+            let d = domains.len();
+            let mut nodes = Vec::with_capacity(rack.nodes.len());
+            let mut node_names = Vec::with_capacity(rack.nodes.len());
+            for name in &rack.nodes {
+                match resolve(name).filter(|&i| i < node_count) {
+                    Some(i) if node_domain[i].is_none() => {
+                        node_domain[i] = Some(d);
+                        nodes.push(i);
+                        node_names.push(name.clone());
+                    }
+                    Some(_) => {} // already in a rack; the config validator reports duplicates
+                    None => unknown.push(UnknownNode {
+                        rack: rack.name.clone(),
+                        node: name.clone(),
+                    }),
+                }
+            }
+            domains.push(Domain {
+                name: rack.name.clone(),
+                nodes,
+                node_names,
+                clique: rack.clique.clone(),
+                group: rack.group.clone(),
+            });
+        }
+        let topo = Topology {
+            domains,
+            node_domain,
+            gpus_per_tray: config.gpus_per_tray,
+            trays_per_rack: config.trays_per_rack,
+            policy: config.policy.clone(),
+        };
+        (topo, unknown)
+    }
+
+    /// A topology of `racks` racks of `trays` consecutive node indices (tests, simulator).
+    pub fn uniform(racks: usize, trays: usize, policy: Policy) -> Topology {
+        let mut config = Config {
+            trays_per_rack: trays as u32,
+            ..Config::default()
+        };
+        config.policy = policy;
+        for r in 0..racks {
+            config.racks.push(crate::config::RackConfig {
+                name: format!("rack{}", r + 1),
+                nodes: (0..trays).map(|t| format!("n{}", r * trays + t)).collect(),
+                clique: None,
+                group: None,
+            });
+        }
+        let (topo, _) = Topology::resolve(&config, racks * trays, |name| {
+            name.strip_prefix('n').and_then(|n| n.parse().ok())
+        });
+        topo
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.node_domain.len()
+    }
+
+    pub fn domain_of(&self, node: usize) -> Option<usize> {
+        self.node_domain.get(node).copied().flatten()
+    }
+
+    /// The largest domain, in configured trays: the biggest job or segment that fits one domain.
+    pub fn max_domain_size(&self) -> usize {
+        self.domains
+            .iter()
+            .map(|d| d.nodes.len())
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn domain_by_name(&self, name: &str) -> Option<usize> {
+        self.domains.iter().position(|d| d.name == name)
+    }
+
+    /// Domains whose group is `name`, so rack groups can be addressed like racks.
+    pub fn group_members(&self, name: &str) -> Vec<usize> {
+        (0..self.domains.len())
+            .filter(|&d| self.domains[d].group.as_deref() == Some(name))
+            .collect()
+    }
+
+    pub fn in_any_domain(&self, node: usize) -> bool {
+        self.domain_of(node).is_some()
+    }
+}
+
+/// What one tray looks like at the moment a job is being placed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tray {
+    /// The scheduler offers this tray to the job (free, and not excluded by the request).
+    pub candidate: bool,
+    /// DOWN, DRAIN, FAIL or not responding: it does not count as healthy capacity.
+    pub unavailable: bool,
+    /// Some other job runs on it.
+    pub in_use: bool,
+}
+
+/// Per-node tray states, indexed like [`Topology`] node indices.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterView {
+    pub trays: Vec<Tray>,
+}
+
+impl ClusterView {
+    /// Every tray a candidate: an empty cluster.
+    pub fn all_free(node_count: usize) -> ClusterView {
+        ClusterView {
+            trays: vec![
+                Tray {
+                    candidate: true,
+                    ..Tray::default()
+                };
+                node_count
+            ],
+        }
+    }
+
+    pub fn tray(&self, node: usize) -> Tray {
+        self.trays.get(node).copied().unwrap_or_default()
+    }
+}
+
+/// Live counts of one domain, for `scontrol show topology` and metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DomainCounts {
+    pub trays: usize,
+    pub free: usize,
+    pub in_use: usize,
+    pub unavailable: usize,
+}
+
+impl Topology {
+    /// Counts trays per state: unavailable wins over in use, in use over free.
+    pub fn counts(&self, d: usize, view: &ClusterView) -> DomainCounts {
+        let mut c = DomainCounts {
+            trays: self.domains[d].nodes.len(),
+            ..DomainCounts::default()
+        };
+        for &n in &self.domains[d].nodes {
+            let t = view.tray(n);
+            if t.unavailable {
+                c.unavailable += 1;
+            } else if t.in_use {
+                c.in_use += 1;
+            } else {
+                c.free += 1;
+            }
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_topology_maps_nodes_to_racks() {
+        let t = Topology::uniform(3, 18, Policy::default());
+        assert_eq!(t.domains.len(), 3);
+        assert_eq!(t.domain_of(0), Some(0));
+        assert_eq!(t.domain_of(17), Some(0));
+        assert_eq!(t.domain_of(18), Some(1));
+        assert_eq!(t.domain_of(54), None);
+        assert_eq!(t.max_domain_size(), 18);
+    }
+
+    #[test]
+    fn unknown_nodes_are_reported_not_fatal() {
+        let mut config = Config::default();
+        config.racks.push(crate::config::RackConfig {
+            name: "r1".into(),
+            nodes: vec!["a".into(), "ghost".into()],
+            clique: None,
+            group: None,
+        });
+        let (t, unknown) = Topology::resolve(&config, 1, |n| (n == "a").then_some(0));
+        assert_eq!(t.domains[0].nodes, vec![0]);
+        assert_eq!(
+            unknown,
+            vec![UnknownNode {
+                rack: "r1".into(),
+                node: "ghost".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn counts_prefer_unavailable_over_in_use() {
+        let t = Topology::uniform(1, 4, Policy::default());
+        let mut v = ClusterView::all_free(4);
+        v.trays[0].unavailable = true;
+        v.trays[0].in_use = true;
+        v.trays[1].in_use = true;
+        let c = t.counts(0, &v);
+        assert_eq!((c.free, c.in_use, c.unavailable), (2, 1, 1));
+    }
+}

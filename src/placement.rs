@@ -1,0 +1,428 @@
+//! The placement engine: which trays a job gets so that it (or each of its segments) stays
+//! inside one NVLink domain while the fewest GPUs are left stranded.
+//!
+//! The engine only chooses *which nodes may be used*. The plugin then hands that set to Slurm's
+//! own selection code, which charges cores and GRES exactly as for any other topology plugin.
+//! For that reason [`plan`] returns ranked alternatives: if Slurm cannot fit the job's cores or
+//! GPUs on the first set, the plugin tries the next.
+
+use std::cmp::Reverse;
+use std::fmt;
+
+use crate::config::SegmentPlacement;
+use crate::model::{ClusterView, Topology};
+
+/// How many alternative node sets a single-domain job is offered.
+pub const MAX_ALTERNATIVES: usize = 8;
+
+/// The topology-relevant part of a job request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRequest {
+    pub min_nodes: usize,
+    /// Upper bound on nodes; equal to `min_nodes` for `-N n`.
+    pub max_nodes: usize,
+    /// `--segment`: every group of this many nodes must share a domain.
+    pub segment: Option<usize>,
+    /// `-w` nodes that must be part of the allocation.
+    pub required: Vec<usize>,
+}
+
+impl JobRequest {
+    pub fn nodes(n: usize) -> JobRequest {
+        JobRequest {
+            min_nodes: n,
+            max_nodes: n,
+            segment: None,
+            required: Vec::new(),
+        }
+    }
+
+    pub fn segmented(n: usize, segment: usize) -> JobRequest {
+        JobRequest {
+            segment: Some(segment),
+            ..JobRequest::nodes(n)
+        }
+    }
+
+    /// A node range or an open node count: Slurm decides how many nodes within the set.
+    pub fn is_flexible(&self) -> bool {
+        self.max_nodes > self.min_nodes && self.segment.is_none()
+    }
+}
+
+/// Why a job cannot be placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reject {
+    /// No state of the cluster could ever satisfy the request (rejected at submission).
+    Never(String),
+    /// Not enough suitable free trays right now (the job waits).
+    NotNow(String),
+}
+
+impl fmt::Display for Reject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reject::Never(m) => write!(f, "never runnable: {m}"),
+            Reject::NotNow(m) => write!(f, "not now: {m}"),
+        }
+    }
+}
+
+/// A set of nodes offered to Slurm's selection for one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub nodes: Vec<usize>,
+    /// True when every node is meant to be allocated; false when Slurm picks within the set.
+    pub exact: bool,
+    /// `(domain, nodes placed there)`, in the order the pieces were chosen.
+    pub pieces: Vec<(usize, usize)>,
+}
+
+impl Placement {
+    /// "rack1:4+rack2:4" for log lines.
+    pub fn describe(&self, topo: &Topology) -> String {
+        let parts: Vec<String> = self
+            .pieces
+            .iter()
+            .map(|&(d, n)| format!("{}:{}", topo.domains[d].name, n))
+            .collect();
+        parts.join("+")
+    }
+}
+
+/// Free trays of one domain, in the order they should be handed out.
+struct Hole {
+    domain: usize,
+    /// Required nodes first, then trays already running other jobs (packs shared jobs), then
+    /// tray order.
+    free: Vec<usize>,
+    /// Some trays are busy, excluded or unavailable: not a whole healthy rack.
+    broken: bool,
+}
+
+fn holes(topo: &Topology, view: &ClusterView, required: &[usize]) -> Vec<Hole> {
+    topo.domains
+        .iter()
+        .enumerate()
+        .map(|(d, dom)| {
+            let mut free: Vec<usize> = dom
+                .nodes
+                .iter()
+                .copied()
+                .filter(|&n| view.tray(n).candidate)
+                .collect();
+            free.sort_by_key(|n| (!required.contains(n), !view.tray(*n).in_use));
+            let broken = free.len() < dom.nodes.len();
+            Hole {
+                domain: d,
+                free,
+                broken,
+            }
+        })
+        .collect()
+}
+
+/// Rejects requests that no state of the cluster could satisfy, before any placement work:
+/// Slurm turns this into "Requested topology configuration is not available" at submission.
+pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
+    let max_domain = topo.max_domain_size();
+    let never = |m: String| Err(Reject::Never(m));
+    if max_domain == 0 {
+        return never("no rack has any node".into());
+    }
+    if req.min_nodes == 0 {
+        return never("the job asks for zero nodes".into());
+    }
+    if let Some(&n) = req.required.iter().find(|&&n| !topo.in_any_domain(n)) {
+        return never(format!("required node {n} belongs to no rack"));
+    }
+    let mut req_domains: Vec<usize> = req
+        .required
+        .iter()
+        .filter_map(|r| topo.domain_of(*r))
+        .collect();
+    req_domains.sort_unstable();
+    req_domains.dedup();
+    match req.segment {
+        Some(s) if s == 0 || s > max_domain => never(format!(
+            "segment size {s} exceeds the largest rack ({max_domain} trays)"
+        )),
+        Some(s) if req.min_nodes % s != 0 => never(format!(
+            "{} nodes cannot be split into segments of {s}",
+            req.min_nodes
+        )),
+        Some(s) if req.min_nodes > s && !req.required.is_empty() => {
+            never("required nodes cannot be combined with more than one segment".into())
+        }
+        Some(s) if req_domains.len() > 1 && req.min_nodes == s => never(format!(
+            "required nodes span {} racks but the segment must fit one",
+            req_domains.len()
+        )),
+        None if req.min_nodes <= max_domain && req_domains.len() > 1 => never(format!(
+            "required nodes span {} racks but {} nodes fit in one",
+            req_domains.len(),
+            req.min_nodes
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Chooses node sets for `req`, best first. Never returns an empty list on `Ok`.
+pub fn plan(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+) -> Result<Vec<Placement>, Reject> {
+    validate(topo, req)?;
+    let max_domain = topo.max_domain_size();
+    if req.required.iter().any(|&n| !view.tray(n).candidate) {
+        return Err(Reject::NotNow("a required node is not available".into()));
+    }
+    let holes = holes(topo, view, &req.required);
+    match req.segment {
+        Some(s) => plan_segments(topo, &holes, req, s),
+        None if req.is_flexible() && req.min_nodes <= max_domain => {
+            Ok(plan_flexible(topo, &holes, req))
+        }
+        None if req.min_nodes <= max_domain => {
+            plan_one_domain(&holes, req.min_nodes, topo, &req.required)
+        }
+        None => plan_spread(topo, &holes, req.min_nodes, 1, &req.required),
+    }
+}
+
+/// Segments after [`validate`]: one segment is a one-domain job, several follow the policy.
+fn plan_segments(
+    topo: &Topology,
+    holes: &[Hole],
+    req: &JobRequest,
+    s: usize,
+) -> Result<Vec<Placement>, Reject> {
+    let count = req.min_nodes / s;
+    if count == 1 {
+        return plan_one_domain(holes, s, topo, &req.required);
+    }
+    match topo.policy.segment_placement {
+        SegmentPlacement::BestFit => best_fit_segments(topo, holes, count, s).map(|p| vec![p]),
+        SegmentPlacement::Consolidate => plan_spread(topo, holes, count, s, &[]),
+    }
+}
+
+/// Ranks domains that can hold `n` nodes, best fit first, and offers each as an alternative.
+fn plan_one_domain(
+    holes: &[Hole],
+    n: usize,
+    topo: &Topology,
+    required: &[usize],
+) -> Result<Vec<Placement>, Reject> {
+    let mut fits: Vec<&Hole> = holes
+        .iter()
+        .filter(|h| {
+            h.free.len() >= n
+                && required
+                    .iter()
+                    .all(|r| topo.domain_of(*r) == Some(h.domain))
+        })
+        .collect();
+    if fits.is_empty() {
+        return Err(Reject::NotNow(format!("no rack has {n} free trays")));
+    }
+    fits.sort_by_key(|h| fit_key(topo, h, h.free.len() - n));
+    Ok(fits
+        .into_iter()
+        .take(MAX_ALTERNATIVES)
+        .map(|h| Placement {
+            nodes: h.free[..n].to_vec(),
+            exact: true,
+            pieces: vec![(h.domain, n)],
+        })
+        .collect())
+}
+
+/// Best fit, then (by policy) racks that are already broken, then configuration order.
+fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, usize) {
+    let keep_whole = topo.policy.prefer_degraded && !h.broken;
+    (leftover, keep_whole, h.domain)
+}
+
+/// A node range or open count: offer whole free domains and let Slurm choose how many nodes.
+fn plan_flexible(topo: &Topology, holes: &[Hole], req: &JobRequest) -> Vec<Placement> {
+    let mut fits: Vec<&Hole> = holes
+        .iter()
+        .filter(|h| h.free.len() >= req.min_nodes)
+        .filter(|h| {
+            req.required
+                .iter()
+                .all(|r| topo.domain_of(*r) == Some(h.domain))
+        })
+        .collect();
+    fits.sort_by_key(|h| fit_key(topo, h, h.free.len() - req.min_nodes));
+    let mut out: Vec<Placement> = fits
+        .into_iter()
+        .take(MAX_ALTERNATIVES)
+        .map(|h| Placement {
+            nodes: h.free.clone(),
+            exact: false,
+            pieces: vec![(h.domain, h.free.len())],
+        })
+        .collect();
+    // Last resort for requests whose node count Slurm derives from GPUs or CPUs and that need
+    // more than one rack: every rack's free trays, fullest racks first.
+    let mut all: Vec<&Hole> = holes.iter().filter(|h| !h.free.is_empty()).collect();
+    all.sort_by_key(|h| (Reverse(h.free.len()), h.domain));
+    if all.len() > 1 {
+        out.push(Placement {
+            nodes: all.iter().flat_map(|h| h.free.iter().copied()).collect(),
+            exact: false,
+            pieces: all.iter().map(|h| (h.domain, h.free.len())).collect(),
+        });
+    }
+    out
+}
+
+/// Places `units` groups of `unit` nodes (each group inside one domain) in as few domains as
+/// possible: fullest domains first, the remainder into the best-fitting one. With rack groups,
+/// a plan inside one group wins when it needs no more racks than the global plan.
+fn plan_spread(
+    topo: &Topology,
+    holes: &[Hole],
+    units: usize,
+    unit: usize,
+    required: &[usize],
+) -> Result<Vec<Placement>, Reject> {
+    let forced: Vec<usize> = {
+        let mut f: Vec<usize> = required.iter().filter_map(|r| topo.domain_of(*r)).collect();
+        f.sort_unstable();
+        f.dedup();
+        f
+    };
+    let all: Vec<&Hole> = holes.iter().collect();
+    let global = spread_within(topo, &all, units, unit, &forced).ok_or_else(|| {
+        Reject::NotNow(format!(
+            "not enough free trays for {units} x {unit} nodes in whole pieces"
+        ))
+    })?;
+    if topo.policy.prefer_same_group {
+        let mut groups: Vec<&str> = topo
+            .domains
+            .iter()
+            .filter_map(|d| d.group.as_deref())
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let best_group = groups
+            .iter()
+            .filter_map(|g| {
+                let members: Vec<&Hole> = holes
+                    .iter()
+                    .filter(|h| topo.domains[h.domain].group.as_deref() == Some(*g))
+                    .collect();
+                spread_within(topo, &members, units, unit, &forced)
+            })
+            .filter(|p| p.pieces.len() <= global.pieces.len())
+            .min_by_key(|p| p.pieces.len());
+        if let Some(p) = best_group {
+            return Ok(vec![p]);
+        }
+    }
+    Ok(vec![global])
+}
+
+fn spread_within(
+    topo: &Topology,
+    holes: &[&Hole],
+    units: usize,
+    unit: usize,
+    forced: &[usize],
+) -> Option<Placement> {
+    if forced.iter().any(|d| !holes.iter().any(|h| h.domain == *d)) {
+        return None;
+    }
+    let capacity = |h: &Hole| h.free.len() / unit;
+    let mut placement = Placement {
+        nodes: Vec::new(),
+        exact: true,
+        pieces: Vec::new(),
+    };
+    let take = |h: &Hole, k: usize, p: &mut Placement| {
+        p.nodes.extend_from_slice(&h.free[..k * unit]);
+        p.pieces.push((h.domain, k * unit));
+    };
+    let mut rem = units;
+    for h in holes.iter().filter(|h| forced.contains(&h.domain)) {
+        let k = capacity(h).min(rem);
+        if k == 0 {
+            return None;
+        }
+        take(h, k, &mut placement);
+        rem -= k;
+    }
+    let mut rest: Vec<&Hole> = holes
+        .iter()
+        .copied()
+        .filter(|h| !forced.contains(&h.domain) && capacity(h) > 0)
+        .collect();
+    rest.sort_by_key(|h| (Reverse(capacity(h)), h.broken, h.domain));
+    while rem > 0 {
+        let last = rest
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| capacity(h) >= rem)
+            .min_by_key(|(_, h)| fit_key(topo, h, capacity(h) - rem));
+        if let Some((i, h)) = last {
+            take(h, rem, &mut placement);
+            rest.remove(i);
+            rem = 0;
+        } else if !rest.is_empty() {
+            let h = rest.remove(0);
+            take(h, capacity(h), &mut placement);
+            rem -= capacity(h);
+        } else {
+            return None;
+        }
+    }
+    Some(placement)
+}
+
+/// topology/block's segment rule, each segment on its own: the domain whose free trays fit
+/// the segment most tightly; ties go to domains the job already uses, then broken ones.
+fn best_fit_segments(
+    topo: &Topology,
+    holes: &[Hole],
+    count: usize,
+    s: usize,
+) -> Result<Placement, Reject> {
+    let mut used = vec![0usize; holes.len()];
+    let mut placement = Placement {
+        nodes: Vec::new(),
+        exact: true,
+        pieces: Vec::new(),
+    };
+    for _ in 0..count {
+        let best = holes
+            .iter()
+            .enumerate()
+            .filter(|(i, h)| h.free.len() - used[*i] >= s)
+            .min_by_key(|(i, h)| {
+                let (leftover, keep_whole, d) = fit_key(topo, h, h.free.len() - used[*i] - s);
+                (leftover, used[*i] == 0, keep_whole, d)
+            });
+        let Some((i, h)) = best else {
+            return Err(Reject::NotNow(format!(
+                "no rack has {s} free trays for the next segment"
+            )));
+        };
+        placement
+            .nodes
+            .extend_from_slice(&h.free[used[i]..used[i] + s]);
+        match placement.pieces.iter_mut().find(|(d, _)| *d == h.domain) {
+            Some(piece) => piece.1 += s,
+            None => placement.pieces.push((h.domain, s)),
+        }
+        used[i] += s;
+    }
+    Ok(placement)
+}
+
+#[cfg(test)]
+mod tests;

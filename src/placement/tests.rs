@@ -1,0 +1,286 @@
+use super::*;
+use crate::config::Policy;
+use crate::model::{ClusterView, Topology};
+use proptest::prelude::*;
+
+fn cluster(racks: usize) -> (Topology, ClusterView) {
+    (
+        Topology::uniform(racks, 18, Policy::default()),
+        ClusterView::all_free(racks * 18),
+    )
+}
+
+fn domains_of(topo: &Topology, p: &Placement) -> Vec<usize> {
+    let mut d: Vec<usize> = p
+        .nodes
+        .iter()
+        .map(|n| topo.domain_of(*n).unwrap())
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
+fn allocate(view: &mut ClusterView, p: &Placement) {
+    for &n in &p.nodes {
+        view.trays[n].candidate = false;
+        view.trays[n].in_use = true;
+    }
+}
+
+#[test]
+fn small_jobs_fill_one_rack_before_opening_another() {
+    let (topo, mut view) = cluster(4);
+    for n in [4, 4, 4, 4, 2] {
+        let p = &plan(&topo, &view, &JobRequest::nodes(n)).unwrap()[0];
+        assert_eq!(domains_of(&topo, p), vec![0], "job of {n}");
+        allocate(&mut view, p);
+    }
+}
+
+#[test]
+fn full_rack_job_gets_exactly_one_whole_rack() {
+    let (topo, mut view) = cluster(4);
+    for r in 0..4 {
+        let p = &plan(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
+        assert_eq!(domains_of(&topo, p), vec![r]);
+        assert_eq!(p.nodes.len(), 18);
+        allocate(&mut view, p);
+    }
+    assert!(matches!(
+        plan(&topo, &view, &JobRequest::nodes(18)),
+        Err(Reject::NotNow(_))
+    ));
+}
+
+#[test]
+fn drained_tray_keeps_full_rack_jobs_out_of_that_rack() {
+    let (topo, mut view) = cluster(2);
+    view.trays[4].candidate = false;
+    view.trays[4].unavailable = true;
+    let p = &plan(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
+    assert_eq!(domains_of(&topo, p), vec![1]);
+    // 17 nodes: the degraded rack fits exactly and keeps the healthy one whole.
+    let p = &plan(&topo, &view, &JobRequest::nodes(17)).unwrap()[0];
+    assert_eq!(domains_of(&topo, p), vec![0]);
+    assert!(!p.nodes.contains(&4));
+}
+
+#[test]
+fn two_rack_job_takes_two_whole_racks() {
+    let (topo, view) = cluster(4);
+    let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 18), (1, 18)]);
+}
+
+#[test]
+fn oversized_job_takes_whole_racks_then_best_fit_remainder() {
+    let (topo, mut view) = cluster(4);
+    for n in 18..24 {
+        view.trays[n].candidate = false; // rack2 has 12 free
+    }
+    let p = &plan(&topo, &view, &JobRequest::nodes(30)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 18), (1, 12)]);
+}
+
+#[test]
+fn segments_land_in_whole_multiples() {
+    let (topo, mut view) = cluster(4);
+    for n in 0..10 {
+        view.trays[n].candidate = false; // rack1 has 8 free
+    }
+    let p = &plan(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
+    for (_, k) in &p.pieces {
+        assert_eq!(k % 4, 0);
+    }
+    assert_eq!(p.nodes.len(), 12);
+    assert_eq!(p.pieces[0], (0, 8), "best fit fills the 8-tray hole first");
+}
+
+#[test]
+fn twenty_nodes_in_segments_of_ten_split_ten_and_ten() {
+    let (topo, view) = cluster(4);
+    let p = &plan(&topo, &view, &JobRequest::segmented(20, 10)).unwrap()[0];
+    assert_eq!(
+        p.pieces.iter().map(|x| x.1).collect::<Vec<_>>(),
+        vec![10, 10]
+    );
+}
+
+#[test]
+fn invalid_segments_are_never_runnable() {
+    let (topo, view) = cluster(4);
+    assert!(matches!(
+        plan(&topo, &view, &JobRequest::segmented(5, 2)),
+        Err(Reject::Never(_))
+    ));
+    assert!(matches!(
+        plan(&topo, &view, &JobRequest::segmented(4, 20)),
+        Err(Reject::Never(_))
+    ));
+}
+
+#[test]
+fn consolidate_policy_packs_segments_into_fewest_racks() {
+    let policy = Policy {
+        segment_placement: SegmentPlacement::Consolidate,
+        ..Policy::default()
+    };
+    let topo = Topology::uniform(4, 18, policy);
+    let mut view = ClusterView::all_free(72);
+    for n in 0..14 {
+        view.trays[n].candidate = false; // rack1: 4 free
+    }
+    let p = &plan(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(1, 16)]);
+    // best-fit (the default) puts the first segment into rack1's 4-tray hole instead
+    let topo = Topology::uniform(4, 18, Policy::default());
+    let p = &plan(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
+    assert_eq!(p.pieces[0], (0, 4));
+}
+
+#[test]
+fn required_nodes_pin_the_rack_and_come_first() {
+    let (topo, view) = cluster(4);
+    let req = JobRequest {
+        required: vec![40],
+        ..JobRequest::nodes(4)
+    };
+    let p = &plan(&topo, &view, &req).unwrap()[0];
+    assert_eq!(domains_of(&topo, p), vec![2]);
+    assert_eq!(p.nodes[0], 40);
+    let split = JobRequest {
+        required: vec![0, 40],
+        ..JobRequest::nodes(4)
+    };
+    assert!(matches!(plan(&topo, &view, &split), Err(Reject::Never(_))));
+}
+
+#[test]
+fn flexible_requests_get_whole_racks_to_choose_from() {
+    let (topo, mut view) = cluster(2);
+    for n in 0..10 {
+        view.trays[n].candidate = false;
+    }
+    let req = JobRequest {
+        min_nodes: 2,
+        max_nodes: 4,
+        segment: None,
+        required: vec![],
+    };
+    let alts = plan(&topo, &view, &req).unwrap();
+    assert!(!alts[0].exact);
+    assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
+    assert_eq!(alts[0].nodes.len(), 8);
+}
+
+#[test]
+fn ties_prefer_degraded_racks_over_whole_ones() {
+    let (topo, mut view) = cluster(2);
+    // rack1 lost one tray to a drain and has 17 free; rack2 has 17 free after a busy tray.
+    view.trays[0] = crate::model::Tray {
+        candidate: false,
+        unavailable: true,
+        in_use: false,
+    };
+    view.trays[18] = crate::model::Tray {
+        candidate: false,
+        unavailable: false,
+        in_use: true,
+    };
+    let p = &plan(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
+    assert_eq!(domains_of(&topo, p), vec![0]);
+}
+
+#[test]
+fn same_group_preferred_for_multi_rack_jobs() {
+    let mut config = crate::config::Config::default();
+    for r in 0..4 {
+        config.racks.push(crate::config::RackConfig {
+            name: format!("rack{}", r + 1),
+            nodes: (0..18).map(|t| format!("n{}", r * 18 + t)).collect(),
+            clique: None,
+            group: Some(if r == 0 || r == 3 {
+                "a".into()
+            } else {
+                "b".into()
+            }),
+        });
+    }
+    let (topo, _) = Topology::resolve(&config, 72, |n| n[1..].parse().ok());
+    let view = ClusterView::all_free(72);
+    let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
+    assert_eq!(domains_of(&topo, p), vec![0, 3]);
+}
+
+fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
+    proptest::collection::vec(0u8..4, racks * 18).prop_map(|states| ClusterView {
+        trays: states
+            .into_iter()
+            .map(|s| crate::model::Tray {
+                candidate: s < 2,
+                unavailable: s == 3,
+                in_use: s == 1 || s == 2,
+            })
+            .collect(),
+    })
+}
+
+proptest! {
+    #[test]
+    fn placements_respect_domains_and_states(
+        view in arb_view(6),
+        n in 1usize..60,
+        seg in prop_oneof![Just(None), (1usize..19).prop_map(Some)],
+    ) {
+        let topo = Topology::uniform(6, 18, Policy::default());
+        let req = JobRequest { min_nodes: n, max_nodes: n, segment: seg, required: vec![] };
+        if let Ok(alts) = plan(&topo, &view, &req) {
+            for p in alts {
+                prop_assert_eq!(p.nodes.len(), n);
+                let mut sorted = p.nodes.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                prop_assert_eq!(sorted.len(), n, "no node twice");
+                for &node in &p.nodes {
+                    let t = view.tray(node);
+                    prop_assert!(t.candidate && !t.unavailable, "only free healthy trays");
+                }
+                let doms = domains_of(&topo, &p);
+                match seg {
+                    None if n <= 18 => prop_assert_eq!(doms.len(), 1, "a job that fits a rack stays in one"),
+                    None => {} // fewest racks: see oversized_jobs_use_the_fewest_racks
+                    Some(s) => {
+                        for (_, k) in &p.pieces { prop_assert_eq!(k % s, 0, "no segment spans racks"); }
+                        let mut seen = 0;
+                        for (d, k) in &p.pieces {
+                            let in_d = p.nodes[seen..seen + k].iter().all(|x| topo.domain_of(*x) == Some(*d));
+                            prop_assert!(in_d);
+                            seen += k;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_fitting_job_is_placed_whenever_some_rack_can_hold_it(view in arb_view(4), n in 1usize..=18) {
+        let topo = Topology::uniform(4, 18, Policy::default());
+        let fits = (0..4).any(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count() >= n);
+        prop_assert_eq!(plan(&topo, &view, &JobRequest::nodes(n)).is_ok(), fits);
+    }
+
+    #[test]
+    fn oversized_jobs_use_the_fewest_racks(view in arb_view(5), n in 19usize..90) {
+        let topo = Topology::uniform(5, 18, Policy::default());
+        let mut free: Vec<usize> = (0..5).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count()).collect();
+        free.sort_unstable_by(|a, b| b.cmp(a));
+        let mut need = 0; let mut acc = 0;
+        for f in &free { if acc >= n { break; } acc += f; need += 1; }
+        match plan(&topo, &view, &JobRequest::nodes(n)) {
+            Ok(alts) => prop_assert_eq!(alts[0].pieces.len(), need),
+            Err(_) => prop_assert!(acc < n),
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! What `scontrol show topology` prints: every rack with its trays and live counts.
+//!
+//! slurmctld builds a [`TopoInfo`] under its node read lock, sends it to the client as one
+//! string (so the wire format is ours and versioned here, not a Slurm struct), and the client's
+//! copy of the plugin prints it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hostlist;
+use crate::model::{ClusterView, Topology};
+
+/// Bumped when the fields change, so an old client reports a clear error instead of garbage.
+pub const WIRE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopoInfo {
+    pub version: u32,
+    pub gpus_per_tray: u32,
+    pub racks: Vec<RackInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RackInfo {
+    pub name: String,
+    pub index: usize,
+    pub nodes: Vec<String>,
+    pub allocated: Vec<String>,
+    pub unavailable: Vec<String>,
+    pub group: Option<String>,
+    pub clique: Option<String>,
+}
+
+impl RackInfo {
+    pub fn free(&self) -> usize {
+        self.nodes.len() - self.allocated.len() - self.unavailable.len()
+    }
+}
+
+impl TopoInfo {
+    pub fn collect(topo: &Topology, view: &ClusterView) -> TopoInfo {
+        let racks = topo
+            .domains
+            .iter()
+            .enumerate()
+            .map(|(index, d)| {
+                let pick = |f: &dyn Fn(usize) -> bool| -> Vec<String> {
+                    d.nodes
+                        .iter()
+                        .zip(&d.node_names)
+                        .filter(|(n, _)| f(**n))
+                        .map(|(_, name)| name.clone())
+                        .collect()
+                };
+                RackInfo {
+                    name: d.name.clone(),
+                    index,
+                    nodes: d.node_names.clone(),
+                    unavailable: pick(&|n| view.tray(n).unavailable),
+                    allocated: pick(&|n| view.tray(n).in_use && !view.tray(n).unavailable),
+                    group: d.group.clone(),
+                    clique: d.clique.clone(),
+                }
+            })
+            .collect();
+        TopoInfo {
+            version: WIRE_VERSION,
+            gpus_per_tray: topo.gpus_per_tray,
+            racks,
+        }
+    }
+
+    pub fn to_wire(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    pub fn from_wire(text: &str) -> Result<TopoInfo, String> {
+        let info: TopoInfo =
+            toml::from_str(text).map_err(|e| format!("malformed topology info: {e}"))?;
+        if info.version != WIRE_VERSION {
+            return Err(format!(
+                "topology info version {} from slurmctld, this client understands {}",
+                info.version, WIRE_VERSION
+            ));
+        }
+        Ok(info)
+    }
+
+    /// Lines for `scontrol show topology [NAME]`: NAME is a rack, a rack group, or node names.
+    pub fn render(&self, filter: Option<&str>) -> Result<String, String> {
+        let filter = filter.map(str::trim).filter(|f| !f.is_empty());
+        let selected: Vec<&RackInfo> = match filter {
+            None => self.racks.iter().collect(),
+            Some(f) => {
+                let by_name: Vec<&RackInfo> = self
+                    .racks
+                    .iter()
+                    .filter(|r| r.name == f || r.group.as_deref() == Some(f))
+                    .collect();
+                if by_name.is_empty() {
+                    let wanted = hostlist::expand(f).map_err(|e| e.to_string())?;
+                    self.racks
+                        .iter()
+                        .filter(|r| wanted.iter().any(|w| r.nodes.contains(w)))
+                        .collect()
+                } else {
+                    by_name
+                }
+            }
+        };
+        if selected.is_empty() {
+            return Err(match filter {
+                Some(f) => format!("no rack, rack group or node named {f} in topology/nvl72"),
+                None => "topology/nvl72 has no racks configured".into(),
+            });
+        }
+        Ok(selected.iter().map(|r| self.render_rack(r)).collect())
+    }
+
+    fn render_rack(&self, r: &RackInfo) -> String {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "(none)".to_string()
+            } else {
+                hostlist::compress(v)
+            }
+        };
+        let free = r.free();
+        let mut line = format!(
+            "RackName={} RackIndex={} Nodes={} Trays={} GPUs={} FreeTrays={} AllocatedTrays={} \
+             UnavailableTrays={} FreeGPUs={}",
+            r.name,
+            r.index,
+            list(&r.nodes),
+            r.nodes.len(),
+            r.nodes.len() as u64 * self.gpus_per_tray as u64,
+            free,
+            r.allocated.len(),
+            r.unavailable.len(),
+            free as u64 * self.gpus_per_tray as u64,
+        );
+        if let Some(g) = &r.group {
+            line.push_str(&format!(" Group={g}"));
+        }
+        if let Some(c) = &r.clique {
+            line.push_str(&format!(" Clique={c}"));
+        }
+        line.push_str(&format!(
+            "\n   AllocatedNodes={} UnavailableNodes={}\n",
+            list(&r.allocated),
+            list(&r.unavailable)
+        ));
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Policy;
+    use crate::model::Tray;
+
+    fn sample() -> TopoInfo {
+        let topo = Topology::uniform(2, 4, Policy::default());
+        let mut view = ClusterView::all_free(8);
+        view.trays[1] = Tray {
+            candidate: false,
+            unavailable: true,
+            in_use: false,
+        };
+        view.trays[2].in_use = true;
+        TopoInfo::collect(&topo, &view)
+    }
+
+    #[test]
+    fn wire_round_trip() {
+        let info = sample();
+        assert_eq!(TopoInfo::from_wire(&info.to_wire()).unwrap(), info);
+    }
+
+    #[test]
+    fn renders_counts_and_node_lists() {
+        let text = sample().render(None).unwrap();
+        assert!(
+            text.contains("RackName=rack1 RackIndex=0 Nodes=n[0-3] Trays=4 GPUs=16"),
+            "{text}"
+        );
+        assert!(
+            text.contains("FreeTrays=2 AllocatedTrays=1 UnavailableTrays=1 FreeGPUs=8"),
+            "{text}"
+        );
+        assert!(
+            text.contains("AllocatedNodes=n2 UnavailableNodes=n1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn filters_by_rack_or_node() {
+        let info = sample();
+        assert_eq!(info.render(Some("rack2")).unwrap().lines().count(), 2);
+        assert!(info
+            .render(Some("n5"))
+            .unwrap()
+            .starts_with("RackName=rack2"));
+        assert!(info.render(Some("nosuch")).is_err());
+    }
+
+    #[test]
+    fn rejects_other_wire_versions() {
+        let mut info = sample();
+        info.version = 99;
+        assert!(TopoInfo::from_wire(&info.to_wire())
+            .unwrap_err()
+            .contains("version 99"));
+    }
+}
