@@ -1,0 +1,222 @@
+//! End-to-end tests: real `sbatch` jobs on a real slurmctld 24.11.5 that loaded
+//! topology_nvl72.so, placements read back with `squeue`. Needs root and the lab
+//! (`scripts/test.sh` builds the plugin and runs these).
+
+mod lab;
+
+use lab::{per_rack, rack_of, racks, Lab};
+
+const TOPO_ERROR: &str = "Requested topology configuration is not available";
+
+#[test]
+fn plugin_is_loaded_by_slurmctld_slurmd_and_scontrol() {
+    let (lab, _g) = Lab::claim();
+    let config = lab.run(&["scontrol", "show", "config"]);
+    assert!(config
+        .lines()
+        .any(|l| l.starts_with("TopologyPlugin") && l.contains("topology/nvl72")));
+    let load_line = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
+    let ctld = lab.current_run("slurmctld.log", load_line);
+    assert!(!ctld.is_empty(), "slurmctld.log lacks our load line");
+    let slurmd = lab.current_run("slurmd-gb001.log", load_line);
+    assert!(!slurmd.is_empty(), "slurmd-gb001.log lacks our load line");
+    for (name, text) in [("slurmctld.log", &ctld), ("slurmd-gb001.log", &slurmd)] {
+        let bad: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("topology") && (l.contains("error") || l.contains("fatal")))
+            .filter(|l| !l.contains("reconfigure refused")) // the broken-config test's own lines
+            .collect();
+        assert!(bad.is_empty(), "{name} has topology errors: {bad:#?}");
+    }
+    let topo = lab.run(&["scontrol", "show", "topology"]);
+    assert_eq!(topo.matches("RackName=").count(), 4, "{topo}");
+    assert!(
+        topo.contains("RackName=rack1 RackIndex=0 Nodes=gb[001-018] Trays=18 GPUs=72 FreeTrays=18"),
+        "{topo}"
+    );
+}
+
+#[test]
+fn four_full_rack_jobs_get_one_whole_rack_each() {
+    let (lab, _g) = Lab::claim();
+    let jobs: Vec<u32> = (0..4)
+        .map(|_| lab.submit(&["-N", "18", "--exclusive"]))
+        .collect();
+    let mut seen = Vec::new();
+    for job in jobs {
+        let nodes = lab.running_nodes(job);
+        assert_eq!(nodes.len(), 18);
+        let r = racks(&nodes);
+        assert_eq!(r.len(), 1, "job {job} spans racks: {nodes:?}");
+        seen.push(r[0]);
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn small_jobs_fill_one_rack_before_opening_a_second() {
+    let (lab, _g) = Lab::claim();
+    let mut all = Vec::new();
+    for n in ["4", "4", "4", "4", "2"] {
+        let job = lab.submit(&["-N", n, "--exclusive", "--gres=gpu:4"]);
+        all.extend(lab.running_nodes(job));
+    }
+    assert_eq!(all.len(), 18);
+    assert_eq!(racks(&all).len(), 1, "small jobs were scattered: {all:?}");
+}
+
+#[test]
+fn segments_land_in_multiples_of_the_segment_size() {
+    let (lab, _g) = Lab::claim();
+    // Leave rack holes of different sizes so the segments really have to split.
+    let filler = lab.submit(&["-N", "10", "--exclusive"]);
+    let filler_rack = racks(&lab.running_nodes(filler));
+    let job = lab.submit(&["-N", "12", "--segment=4", "--exclusive"]);
+    let nodes = lab.running_nodes(job);
+    assert_eq!(nodes.len(), 12);
+    for (rack, count) in per_rack(&nodes) {
+        assert_eq!(count % 4, 0, "rack{rack} got {count} nodes: {nodes:?}");
+    }
+    // best fit: the 8 free trays next to the filler take two segments
+    assert!(per_rack(&nodes).contains(&(filler_rack[0], 8)), "{nodes:?}");
+}
+
+#[test]
+fn impossible_segments_are_rejected_at_submission() {
+    let (lab, _g) = Lab::claim();
+    for args in [["-N", "5", "--segment=2"], ["-N", "4", "--segment=20"]] {
+        let err = lab.sbatch(&args, "true").expect_err("must be rejected");
+        assert!(err.contains(TOPO_ERROR), "{args:?}: {err}");
+    }
+    let err = lab
+        .sbatch(&["-N", "2", "-w", "gb001,gb040"], "true")
+        .expect_err("spans racks");
+    assert!(err.contains(TOPO_ERROR), "{err}");
+}
+
+#[test]
+fn a_drained_tray_keeps_full_rack_jobs_out_but_fits_seventeen() {
+    let (lab, _g) = Lab::claim();
+    lab.drain("gb005");
+    let full: Vec<u32> = (0..4)
+        .map(|_| lab.submit(&["-N", "18", "--exclusive"]))
+        .collect();
+    for &job in &full[..3] {
+        let nodes = lab.running_nodes(job);
+        assert_ne!(
+            racks(&nodes),
+            vec![1],
+            "an 18-node job landed in the degraded rack"
+        );
+        assert_eq!(racks(&nodes).len(), 1);
+    }
+    lab.assert_stays_pending(full[3]);
+    let seventeen = lab.submit(&["-N", "17", "--exclusive"]);
+    let nodes = lab.running_nodes(seventeen);
+    assert_eq!(racks(&nodes), vec![1]);
+    assert!(
+        !nodes.iter().any(|n| n == "gb005"),
+        "the drained tray was allocated"
+    );
+}
+
+#[test]
+fn thirty_six_nodes_take_two_whole_racks() {
+    let (lab, _g) = Lab::claim();
+    let job = lab.submit(&["-N", "36", "--exclusive"]);
+    let nodes = lab.running_nodes(job);
+    let pieces = per_rack(&nodes);
+    assert_eq!(pieces.len(), 2, "{nodes:?}");
+    assert!(pieces.iter().all(|&(_, c)| c == 18), "{pieces:?}");
+}
+
+#[test]
+fn twenty_nodes_in_segments_of_ten_split_ten_and_ten() {
+    let (lab, _g) = Lab::claim();
+    let job = lab.submit(&["-N", "20", "--segment=10", "--exclusive"]);
+    let pieces = per_rack(&lab.running_nodes(job));
+    assert_eq!(
+        pieces.iter().map(|p| p.1).collect::<Vec<_>>(),
+        vec![10, 10],
+        "{pieces:?}"
+    );
+}
+
+#[test]
+fn jobs_outside_every_rack_still_run() {
+    let (lab, _g) = Lab::claim();
+    let job = lab.submit(&["-p", "cpu", "-N", "2"]);
+    let nodes = lab.running_nodes(job);
+    assert_eq!(nodes, vec!["cpu01".to_string(), "cpu02".to_string()]);
+}
+
+#[test]
+fn shared_jobs_and_gpu_counts_are_honoured() {
+    let (lab, _g) = Lab::claim();
+    // Two non-exclusive 2-GPU jobs fit on the same trays; GRES accounting stays Slurm's.
+    let a = lab.submit(&["-N", "2", "--gres=gpu:2", "-n", "2"]);
+    let b = lab.submit(&["-N", "2", "--gres=gpu:2", "-n", "2"]);
+    let (na, nb) = (lab.running_nodes(a), lab.running_nodes(b));
+    assert_eq!(racks(&na).len(), 1);
+    assert_eq!(racks(&nb).len(), 1);
+    let detail = lab.run(&["scontrol", "show", "job", "-d", &a.to_string()]);
+    assert!(detail.contains("gpu:2"), "{detail}");
+}
+
+#[test]
+fn topology_addr_inside_a_job_names_its_rack() {
+    let (lab, _g) = Lab::claim();
+    let job = lab
+        .sbatch(
+            &["-N", "1", "-w", "gb040"],
+            "echo ADDR=$SLURM_TOPOLOGY_ADDR PATTERN=$SLURM_TOPOLOGY_ADDR_PATTERN",
+        )
+        .unwrap();
+    lab.wait_for("job end", || lab.state(job).is_empty());
+    let out = lab.job_output(job);
+    assert!(out.contains("ADDR=rack3.gb040 PATTERN=rack.node"), "{out}");
+    assert_eq!(rack_of("gb040"), 3);
+}
+
+#[test]
+fn show_topology_reports_live_counts() {
+    let (lab, _g) = Lab::claim();
+    lab.drain("gb019");
+    let job = lab.submit(&["-N", "4", "--exclusive", "-w", "gb020"]);
+    lab.running_nodes(job);
+    let rack2 = lab.run(&["scontrol", "show", "topology", "rack2"]);
+    assert!(
+        rack2.contains("FreeTrays=13 AllocatedTrays=4 UnavailableTrays=1"),
+        "{rack2}"
+    );
+    assert!(rack2.contains("UnavailableNodes=gb019"), "{rack2}");
+    let by_node = lab.run(&["scontrol", "show", "topology", "gb050"]);
+    assert!(by_node.starts_with("RackName=rack3"), "{by_node}");
+}
+
+#[test]
+fn reconfigure_with_a_broken_file_keeps_slurmctld_up() {
+    let (lab, _g) = Lab::claim();
+    let path = lab.etc("topology.toml");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let broken = good.replacen("nodes = \"gb[019-036]\"", "nodes = \"gb[019-036\"", 1);
+    assert_ne!(broken, good, "fixture did not change the file");
+    std::fs::write(&path, &broken).unwrap();
+    let before = lab.log("slurmctld.log").len();
+    let _ = lab.sl(&["scontrol", "reconfigure"]);
+    lab.wait_for("the refused reconfigure in the log", || {
+        lab.log("slurmctld.log")[before..].contains("Resuming operation, reconfigure failed")
+    });
+    std::fs::write(&path, &good).unwrap();
+    let log = lab.log("slurmctld.log")[before..].to_string();
+    assert!(
+        log.contains("topology.toml:"),
+        "error names no file/line: {log}"
+    );
+    assert!(log.contains("unbalanced brackets"), "{log}");
+    lab.run(&["scontrol", "ping"]);
+    // The controller kept its racks and still places jobs.
+    let job = lab.submit(&["-N", "18", "--exclusive"]);
+    assert_eq!(racks(&lab.running_nodes(job)).len(), 1);
+}

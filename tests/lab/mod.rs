@@ -1,0 +1,228 @@
+//! Harness for the end-to-end tests: a real slurmctld 24.11.5 with topology/nvl72 loaded, in
+//! the chroot lab of `scripts/lab-up.sh` (4 racks x 18 trays gb001..gb072, cpu01..cpu02).
+//!
+//! The tests share one cluster, so each one takes [`Lab::claim`], which serialises them and
+//! returns the cluster to an empty, all-healthy state first.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use topology_nvl72::hostlist;
+
+pub const TRAYS: usize = 18;
+
+pub struct Lab {
+    pub repo: PathBuf,
+    pub dir: PathBuf,
+}
+
+static LAB: OnceLock<Lab> = OnceLock::new();
+static SERIAL: Mutex<()> = Mutex::new(());
+
+impl Lab {
+    /// Brings the lab up once per test binary (idempotent and fast when it already runs).
+    fn get() -> &'static Lab {
+        LAB.get_or_init(|| {
+            let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let dir =
+                PathBuf::from(std::env::var("LAB").unwrap_or_else(|_| "/var/tmp/nvl72-lab".into()));
+            let plugin = repo.join("target/release/libtopology_nvl72.so");
+            assert!(
+                plugin.is_file(),
+                "{} missing: run `cargo build --release` first (scripts/test.sh does)",
+                plugin.display()
+            );
+            let out = Command::new("bash")
+                .arg(repo.join("scripts/lab-up.sh"))
+                .env("LAB", &dir)
+                .env("TOPO", "nvl72")
+                .output()
+                .expect("cannot run scripts/lab-up.sh");
+            assert!(
+                out.status.success(),
+                "lab-up.sh failed:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            Lab { repo, dir }
+        })
+    }
+
+    /// Exclusive use of an empty, healthy cluster for one test.
+    pub fn claim() -> (&'static Lab, MutexGuard<'static, ()>) {
+        let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let lab = Lab::get();
+        lab.reset();
+        (lab, guard)
+    }
+
+    pub fn sl(&self, args: &[&str]) -> Output {
+        Command::new(self.repo.join("scripts/sl"))
+            .args(args)
+            .env("LAB", &self.dir)
+            .output()
+            .expect("cannot run scripts/sl")
+    }
+
+    /// Runs a client command that must succeed; returns its stdout.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = self.sl(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `sbatch --parsable ARGS --wrap SCRIPT`: the job id, or sbatch's error text.
+    pub fn sbatch(&self, args: &[&str], script: &str) -> Result<u32, String> {
+        let mut all = vec!["sbatch", "--parsable"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--wrap", script]);
+        let out = self.sl(&all);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() {
+            Ok(stdout
+                .trim()
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .parse()
+                .expect("job id"))
+        } else {
+            Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+
+    /// Submits a long-running job that must be accepted.
+    pub fn submit(&self, args: &[&str]) -> u32 {
+        self.sbatch(args, "sleep 600")
+            .unwrap_or_else(|e| panic!("sbatch {args:?} rejected: {e}"))
+    }
+
+    pub fn state(&self, job: u32) -> String {
+        self.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%T"])
+            .trim()
+            .to_string()
+    }
+
+    /// Waits until the job is RUNNING and returns its nodes.
+    pub fn running_nodes(&self, job: u32) -> Vec<String> {
+        self.wait_for(&format!("job {job} RUNNING"), || {
+            self.state(job) == "RUNNING"
+        });
+        let list = self.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%N"]);
+        hostlist::expand(list.trim()).expect("squeue node list")
+    }
+
+    /// Asserts the job stays PENDING for a while (the scheduler and backfill both had a go).
+    pub fn assert_stays_pending(&self, job: u32) {
+        let end = Instant::now() + Duration::from_secs(12);
+        while Instant::now() < end {
+            assert_eq!(self.state(job), "PENDING", "job {job} should wait");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    pub fn wait_for(&self, what: &str, mut ok: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(60);
+        while !ok() {
+            assert!(
+                Instant::now() < end,
+                "timed out waiting for {what}\n{}",
+                self.diagnostics()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    fn diagnostics(&self) -> String {
+        let q = self.sl(&["squeue", "-o", "%i %j %T %D %N %R"]);
+        format!("squeue:\n{}", String::from_utf8_lossy(&q.stdout))
+    }
+
+    /// Cancels every job, resumes drained trays and waits for an idle cluster.
+    fn reset(&self) {
+        let _ = self.sl(&["scancel", "--user=root"]);
+        self.wait_for("an empty queue", || {
+            self.run(&["squeue", "-h", "-o", "%i"]).trim().is_empty()
+        });
+        let drained = self.run(&["sinfo", "-h", "-N", "-t", "drain,down", "-o", "%N"]);
+        for node in drained.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let _ = self.sl(&[
+                "scontrol",
+                "update",
+                &format!("nodename={node}"),
+                "state=resume",
+            ]);
+        }
+        self.wait_for("all nodes idle", || {
+            self.run(&["sinfo", "-h", "-N", "-o", "%t"])
+                .lines()
+                .all(|s| s.trim() == "idle")
+        });
+    }
+
+    pub fn drain(&self, node: &str) {
+        self.run(&[
+            "scontrol",
+            "update",
+            &format!("nodename={node}"),
+            "state=drain",
+            "reason=e2e-test",
+        ]);
+    }
+
+    pub fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join("var/log").join(name)).unwrap_or_default()
+    }
+
+    /// The log of the daemon's current run: from the start line before its last plugin load.
+    pub fn current_run(&self, name: &str, load_line: &str) -> String {
+        let text = self.log(name);
+        let Some(load) = text.rfind(load_line) else {
+            return String::new();
+        };
+        let start = text[..load].rfind("version 24.11.5 started").unwrap_or(0);
+        text[start..].to_string()
+    }
+
+    pub fn etc(&self, name: &str) -> PathBuf {
+        self.dir.join("rootfs/etc/slurm").join(name)
+    }
+
+    pub fn job_output(&self, job: u32) -> String {
+        let path = self.dir.join("var/jobs").join(format!("slurm-{job}.out"));
+        self.wait_for("job output", || Path::new(&path).is_file());
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+}
+
+/// Rack number (1-based) of a lab tray name `gbNNN`.
+pub fn rack_of(node: &str) -> usize {
+    let n: usize = node
+        .trim_start_matches("gb")
+        .parse()
+        .unwrap_or_else(|_| panic!("not a tray: {node}"));
+    (n - 1) / TRAYS + 1
+}
+
+/// Sorted distinct racks of a node list.
+pub fn racks(nodes: &[String]) -> Vec<usize> {
+    let mut r: Vec<usize> = nodes.iter().map(|n| rack_of(n)).collect();
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+/// Nodes per rack, as (rack, count) sorted by rack.
+pub fn per_rack(nodes: &[String]) -> Vec<(usize, usize)> {
+    racks(nodes)
+        .into_iter()
+        .map(|r| (r, nodes.iter().filter(|n| rack_of(n) == r).count()))
+        .collect()
+}
