@@ -1,0 +1,87 @@
+#!/bin/bash
+# demo.sh — the main job: build topology/nvl72, start the real Slurm lab with it (4 NVL72 racks
+# of 18 four-GPU trays), submit a job mix, fail a tray, and show where everything landed,
+# rack by rack. The lab stays up afterwards for exploring (scripts/sl squeue, ...);
+# stop it with scripts/lab-down.sh.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+[ "$(id -u)" = 0 ] || { echo "demo.sh: the lab needs root" >&2; exit 1; }
+export LAB=${LAB:-/var/tmp/nvl72-lab}
+sl() { "$REPO/scripts/sl" "$@"; }
+
+bash scripts/install-deps.sh
+bash scripts/fetch-slurm-source.sh >/dev/null
+echo "== building topology_nvl72.so"
+cargo build --release --lib 2>&1 | tail -1
+echo "== starting the lab (Debian's slurmctld/slurmd 24.11.5, TopologyPlugin=topology/nvl72)"
+CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh | tail -4
+
+declare -A LETTER=()
+submit() {   # submit LABEL ARGS...: a 10-minute job; remembers a letter for the picture
+    local label=$1; shift
+    local out id
+    if out=$(sl sbatch --parsable -J "$label" "$@" --wrap 'sleep 600' 2>&1); then
+        id=${out%%;*}
+        LETTER[$id]=$label
+        printf '  %-3s sbatch %-40s -> job %s\n' "$label" "$*" "$id"
+    else
+        printf '  %-3s sbatch %-40s -> REJECTED: %s\n' "$label" "$*" "$(echo "$out" | tail -1)"
+    fi
+}
+
+picture() {   # one line per rack: a letter per tray (its job), '.' free, 'X' drained/down
+    sleep "${1:-3}"
+    declare -A owner=()
+    local id name nodes n
+    while read -r id name nodes; do
+        [ "$nodes" = "(null)" ] || [ -z "$nodes" ] && continue
+        for n in $(sl scontrol show hostnames "$nodes"); do owner[$n]=$name; done
+    done < <(sl squeue -h -t R -o '%i %j %N')
+    local bad; bad=" $(sl sinfo -h -N -t drain,down -o '%N' | tr '\n' ' ') "
+    local r t line free
+    for r in 1 2 3 4; do
+        line=""; free=0
+        for t in $(seq 1 18); do
+            n=$(printf 'gb%03d' $(( (r - 1) * 18 + t )))
+            if [[ $bad == *" $n "* ]]; then line+="X"
+            elif [ -n "${owner[$n]:-}" ]; then line+="${owner[$n]:0:1}"
+            else line+="."; free=$((free + 1)); fi
+        done
+        printf '  rack%s  %s  free trays %2d (%2d GPUs)\n' "$r" "$line" "$free" $((free * 4))
+    done
+    echo "  pending:"; sl squeue -h -t PD -o '    %j  -N %D  %r' || true
+}
+
+echo
+echo "== 1. a job mix on an empty cluster (all --exclusive, --gres=gpu:4)"
+G=(--exclusive --gres=gpu:4)
+submit A -N 18 "${G[@]}"                 # a full NVL72 rack
+submit B -N 4 "${G[@]}"                  # small jobs pack into one rack ...
+submit C -N 4 "${G[@]}"
+submit D -N 8 --segment=4 "${G[@]}"      # ... segments of 4 each stay inside a rack
+submit E -N 20 --segment=10 "${G[@]}"    # 10 + 10 in two racks
+submit F -N 2 "${G[@]}"
+submit G -N 12 --segment=4 "${G[@]}"
+picture
+
+echo
+echo "== 2. requests no rack layout can satisfy are refused at submission"
+submit V -N 5 --segment=2 "${G[@]}"
+submit W -N 4 --segment=20 "${G[@]}"
+
+echo
+echo "== 3. job A ends, then a tray in its rack fails (gb005 drained): rack1 now has 68 GPUs"
+sl scancel -n A
+sl scontrol update nodename=gb005 state=drain reason=demo-tray-failure
+submit H -N 18 "${G[@]}"                 # needs a whole healthy rack: none left, so it waits
+submit I -N 17 "${G[@]}"                 # fits the degraded rack exactly
+submit J -N 4 --segment=4 "${G[@]}"      # best fit: the 4-tray hole in rack4
+picture 4
+
+echo
+echo "== scontrol show topology"
+sl scontrol show topology
+echo
+echo "The lab is still running: try scripts/sl squeue, scripts/sl sbatch -N 8 --segment=4 --wrap 'sleep 60'"
+echo "Stop it with: scripts/lab-down.sh"

@@ -1,0 +1,32 @@
+#!/bin/bash
+# test.sh — the project's test command (README, .ci/run): installs what it needs, builds the
+# plugin, brings up the real Slurm lab with topology/nvl72 loaded, then runs every test:
+# unit and property tests of the core, and the end-to-end tests that submit real jobs to the
+# real slurmctld. Ends with "N passed, N failed". Stops the lab it started (KEEP_LAB=1 keeps it).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+[ "$(id -u)" = 0 ] || { echo "test.sh: the lab needs root" >&2; exit 1; }
+export LAB=${LAB:-/var/tmp/nvl72-lab}
+
+bash scripts/install-deps.sh
+bash scripts/fetch-slurm-source.sh >/dev/null
+echo "== build"
+cargo build --release --lib
+echo "== lab (fresh logs)"
+CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh
+if [ "${KEEP_LAB:-0}" != 1 ]; then
+    trap 'bash scripts/lab-down.sh >/tmp/nvl72-lab-down.log 2>&1 || true' EXIT
+fi
+echo "== tests"
+log=$(mktemp)
+set +e
+cargo test --release --all-targets 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+passed=$(grep -o '[0-9]* passed' "$log" | awk '{s+=$1} END {print s+0}')
+failed=$(grep -o '[0-9]* failed' "$log" | awk '{s+=$1} END {print s+0}')
+rm -f "$log"
+[ "$rc" = 0 ] || [ "$failed" -gt 0 ] || failed=1   # a build error counts as a failure
+echo "$passed passed, $failed failed"
+exit "$rc"
