@@ -1,0 +1,109 @@
+#!/bin/bash
+# lab-down.sh — stop the lab cluster started by lab-up.sh.
+#
+#   * cancels all jobs (unless --keep-jobs),
+#   * stops every slurmd, slurmctld and munged by its PID file: SIGTERM, SIGKILL after a timeout,
+#   * kills, one PID at a time, any leftover process whose root directory is the lab chroot
+#     (slurmstepd, job processes); nothing outside the chroot is ever touched,
+#   * unmounts everything below $LAB/rootfs (and below an unfinished $LAB/rootfs.tmp).
+#
+# Flags: --keep-mounts  keep the mounts and munged running (lab-up.sh uses it for restarts)
+#        --keep-jobs    do not scancel
+# Env:   LAB=/var/tmp/nvl72-lab (must match the one given to lab-up.sh)
+# The rootfs and $LAB/var (state, logs, job output) are kept; remove them with rm -rf.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
+
+KEEP_MOUNTS=0; KEEP_JOBS=0
+for a in "$@"; do
+    case $a in
+        --keep-mounts) KEEP_MOUNTS=1 ;;
+        --keep-jobs)   KEEP_JOBS=1 ;;
+        -h|--help)     sed -n '2,14p' "$0"; exit 0 ;;
+        *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
+    esac
+done
+[ "$(id -u)" = 0 ] || { echo "lab-down.sh: must run as root" >&2; exit 1; }
+[ -d "$LAB" ] && lab_lock      # one lab-up/lab-down at a time per LAB
+T0=$(now_us)
+say() { local e=$(( ($(now_us) - T0) / 100000 )); printf '[lab-down %3d.%ds] %s\n' $((e / 10)) $((e % 10)) "$*"; }
+
+pids=()
+stop_pidfile() {   # SIGTERM the pid in $1 if alive, and remember it
+    local f=$1 p
+    if alive "$f"; then
+        read -r p < "$f"; kill -TERM "$p" 2>/dev/null && pids+=("$p")
+    fi
+    return 0
+}
+wait_pids() {      # wait up to $1 s for the remembered pids, then SIGKILL the remaining ones
+    local end=$(( $(date +%s) + $1 )) p left
+    while [ ${#pids[@]} -gt 0 ]; do
+        left=0; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
+        [ $left = 0 ] && break
+        if [ "$(date +%s)" -ge "$end" ]; then
+            for p in "${pids[@]}"; do
+                kill -0 "$p" 2>/dev/null && { say "SIGKILL $p"; kill -KILL "$p" 2>/dev/null; }
+            done
+            break
+        fi
+        sleep 0.2
+    done
+    pids=()
+}
+
+if [ ! -d "$ROOT" ] && [ ! -d "$LAB/rootfs.tmp" ]; then
+    say "no lab at $LAB"; exit 0
+fi
+
+if [ $KEEP_JOBS = 0 ] && alive "$VAR/run/slurmctld.pid" && mountpoint -q "$ROOT/proc"; then
+    jobs=$(timeout 20 chroot "$ROOT" squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+    if [ -n "${jobs// }" ]; then
+        say "scancel $jobs"
+        # shellcheck disable=SC2086
+        timeout 20 chroot "$ROOT" scancel $jobs; sleep 1
+    fi
+fi
+
+# SIGTERM slurmctld first, then every slurmd, and wait for all of them together.  (Stopped
+# after the slurmd, slurmctld keeps agent threads talking to dead nodes and needs ~4 s more.)
+ctld=0; alive "$VAR/run/slurmctld.pid" && ctld=1
+stop_pidfile "$VAR/run/slurmctld.pid"
+for f in "$VAR"/run/slurmd-*.pid; do
+    [ -e "$f" ] || continue
+    stop_pidfile "$f"
+done
+[ ${#pids[@]} -gt 0 ] && say "stopping $( [ $ctld = 1 ] && echo "slurmctld and ")$(( ${#pids[@]} - ctld )) slurmd"
+# munged too (unless --keep-mounts); it takes ~2 s to exit, so overlap that with the others
+if [ $KEEP_MOUNTS = 0 ] && alive "$ROOT/run/munge/munged.pid"; then
+    say "stopping munged"; stop_pidfile "$ROOT/run/munge/munged.pid"
+fi
+wait_pids 15
+rm -f "$VAR/run/slurmctld.pid" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
+
+# Leftovers living in the lab chroot (slurmstepd, job shells, sleep): kill by PID only.
+leftover=()
+for d in /proc/[0-9]*; do
+    r=$(readlink "$d/root" 2>/dev/null) || continue
+    [ "$r" = "$ROOT" ] || [ "$r" = "$LAB/rootfs.tmp" ] || continue
+    [ $KEEP_MOUNTS = 1 ] && [ "$(cat "$d/comm" 2>/dev/null)" = munged ] && continue
+    leftover+=("${d#/proc/}")
+done
+if [ ${#leftover[@]} -gt 0 ]; then
+    say "killing leftover chroot pids: ${leftover[*]}"
+    for p in "${leftover[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    pids=("${leftover[@]}"); wait_pids 5
+fi
+
+rc=0
+if [ $KEEP_MOUNTS = 0 ]; then
+    for d in "$ROOT" "$LAB/rootfs.tmp"; do
+        [ -d "$d" ] || continue
+        if ! unmount_all "$d"; then
+            say "ERROR: still mounted below $d:"; mounts_under "$d" | sed 's/^/    /'; rc=1
+        fi
+    done
+    [ $rc = 0 ] && say "unmounted"
+fi
+say "down."
+exit $rc

@@ -1,0 +1,421 @@
+#!/bin/bash
+# shellcheck disable=SC2015  # 'A && B || die' is intended: die exits
+# lab-up.sh — bring up a one-machine Slurm 24.11 lab cluster (Debian trixie chroot running
+# Debian's own slurmctld/slurmd, one slurmd per fake 4-GPU tray) to test topology/nvl72.
+#
+# Idempotent.  In order it:
+#   1. builds the rootfs if missing (debootstrap trixie minbase into rootfs.tmp, pinned Slurm,
+#      then renamed to rootfs — an interrupted build is thrown away and redone next time);
+#   2. mounts proc, sys, dev and $LAB/var into the chroot;
+#   3. writes slurm.conf, gres.conf, cgroup.conf, topology.conf (+ topology.toml and the
+#      plugin for TOPO=nvl72); if anything changed while daemons run, it restarts them;
+#   4. starts munged, slurmctld and one slurmd per node (by PID file);
+#   5. waits until every node is idle.
+#
+# Env knobs (defaults in brackets):
+#   LAB [/var/tmp/nvl72-lab]  lab folder: rootfs/ (chroot) and var/ (state, spool, log, run,
+#                             jobs, fakedev).  Must be on a filesystem without nodev.
+#   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
+#   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
+#   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
+#   PLUGIN [<repo>/target/release/libtopology_nvl72.so]   installed as topology_nvl72.so
+#   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it
+#   EXTRA_CONF []             text appended to slurm.conf
+#   CLEAN [0]                 1 = wipe slurmctld state, slurmd spool and logs before starting
+#   WAIT [120]                seconds to wait for all nodes to be idle
+#   MIRROR []                 Debian archive URL; default: from the host's apt sources
+#   SECURITY_MIRROR [http://deb.debian.org/debian-security]
+#   CTLD_PORT [6817], PORT0 [17000] (gbNNN listens on PORT0+NNN), CPU_PORT0 [17900]
+#
+# Clients: scripts/sl sinfo | sbatch ... | squeue ...      Stop: scripts/lab-down.sh
+set -euo pipefail
+
+# The chroot's Slurm.  The plugin is built against exactly this upstream version (Slurm refuses
+# plugins whose micro version differs); keep in sync with slurm-headers/PIN (checked below).
+SLURM_DEBIAN_VERSION=24.11.5-4+deb13u1
+SUITE=trixie
+
+. "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
+
+RACKS=${RACKS:-4}
+NPR=${NPR:-18}
+CPU_NODES=${CPU_NODES:-2}
+TOPO=${TOPO:-nvl72}
+PLUGIN=${PLUGIN:-$LAB_REPO/target/release/libtopology_nvl72.so}
+TOPOLOGY_TOML=${TOPOLOGY_TOML:-}
+EXTRA_CONF=${EXTRA_CONF:-}
+CLEAN=${CLEAN:-0}
+WAIT=${WAIT:-120}
+MIRROR=${MIRROR:-}
+SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+CTLD_PORT=${CTLD_PORT:-6817}
+PORT0=${PORT0:-17000}
+CPU_PORT0=${CPU_PORT0:-17900}
+
+PKGS=(slurmctld slurmd slurm-client slurm-wlm-basic-plugins)   # all pinned to SLURM_DEBIAN_VERSION
+PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm                     # Debian's PluginDir
+MARKER=.nvl72-lab-rootfs                                         # written last into a finished rootfs
+TMPROOT=$LAB/rootfs.tmp
+T0=$(now_us)
+trap 'exit 130' INT; trap 'exit 143' TERM     # so that EXIT traps (cleanup) run on a signal too
+
+log() { local e=$(( ($(now_us) - T0) / 100000 )); printf '[lab-up %4d.%ds] %s\n' $((e / 10)) $((e % 10)) "$*"; }
+die() { echo "[lab-up] ERROR: $*" >&2; exit 1; }
+in_root() { chroot "$ROOT" "$@"; }
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+gb() { printf 'gb%03d' "$1"; }
+cpun() { printf 'cpu%02d' "$1"; }
+# range PREFIX FMT A B -> hostlist expression, e.g. gb[001-018] (or gb001 when A = B)
+range() {
+    if [ "$3" = "$4" ]; then printf "%s$2" "$1" "$3"; else printf "%s[$2-$2]" "$1" "$3" "$4"; fi
+}
+
+# ------------------------------------------------------------------------------ 0. checks
+[ "$(id -u)" = 0 ] || die "must run as root"
+for v in RACKS NPR CPU_NODES WAIT CTLD_PORT PORT0 CPU_PORT0; do
+    is_uint "${!v}" || die "$v must be a non-negative integer (got '${!v}')"
+done
+[ "$RACKS" -ge 1 ] && [ "$NPR" -ge 1 ] || die "RACKS and NPR must be >= 1"
+NNODES=$((RACKS * NPR))
+[ "$NNODES" -le 999 ] || die "at most 999 gb nodes (RACKS*NPR=$NNODES)"
+[ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
+NTOTAL=$((NNODES + CPU_NODES))
+if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
+    die "slurmd ports overlap: gb nodes use $((PORT0 + 1))-$((PORT0 + NNODES)), cpu nodes $((CPU_PORT0 + 1))-$((CPU_PORT0 + CPU_NODES)); change PORT0 or CPU_PORT0"
+fi
+case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree or none (got '$TOPO')" ;; esac
+if [ "$TOPO" = nvl72 ]; then
+    [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: cargo build --release (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
+    [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
+    if [ -n "$TOPOLOGY_TOML" ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi
+fi
+if [ -r "$LAB_REPO/slurm-headers/PIN" ]; then
+    # shellcheck disable=SC1091
+    pin=$(. "$LAB_REPO/slurm-headers/PIN" && echo "${SLURM_DEBIAN_VERSION:-}")
+    [ -z "$pin" ] || [ "$pin" = "$SLURM_DEBIAN_VERSION" ] ||
+        die "slurm-headers/PIN pins $pin but lab-up.sh installs $SLURM_DEBIAN_VERSION; update SLURM_DEBIAN_VERSION at the top of $0"
+fi
+for c in chroot mknod mountpoint apt-get; do command -v $c >/dev/null || die "$c not found"; done
+
+lab_lock    # one lab-up/lab-down at a time per LAB
+
+# ------------------------------------------------------------------------------ 1. rootfs
+# Archive URIs from the host's apt sources: deb822 "URIs:" lines, then one-line "deb" entries.
+host_apt_uris() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -r "$f" ] && awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f"
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -r "$f" ] && sed -n 's/^[[:space:]]*deb[[:space:]]\{1,\}\(\[[^]]*\][[:space:]]\{1,\}\)\{0,1\}\([^[:space:]]\{1,\}\).*/\2/p' "$f"
+    done
+    return 0
+}
+# The Debian archive: MIRROR, else a host URI ending in /debian, else the first non-security one.
+archive_url() {
+    if [ -z "$MIRROR" ]; then
+        local uris
+        uris=$(host_apt_uris | grep -E '^(https?|ftp|file)://' || true)
+        MIRROR=$({ grep -E '/debian/?$' <<<"$uris" || true; grep -v security <<<"$uris" || true; } | head -n 1)
+        [ -n "$MIRROR" ] || die "no Debian archive URI found in the host's apt sources; set MIRROR=<url>"
+    fi
+    echo "$MIRROR"
+}
+
+ensure_debootstrap() {
+    command -v debootstrap >/dev/null && return 0
+    # If the host's apt sources also list a newer release at the same priority, pin the host
+    # release's own debootstrap version explicitly.
+    local codename v
+    codename=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")
+    v=$(apt-cache madison debootstrap 2>/dev/null |
+        awk -v c="$codename" 'c != "" && index($0, c "/main") && $0 !~ /backports/ {print $3; exit}')
+    log "installing debootstrap${v:+ $v} on the host"
+    apt-get install -y -q --no-install-recommends "debootstrap${v:+=$v}" ||
+        { apt-get update -q && apt-get install -y -q --no-install-recommends "debootstrap${v:+=$v}"; } ||
+        die "could not install debootstrap"
+}
+
+# install_slurm DIR: pinned Slurm + munge (+ python3 for tests) into the chroot DIR.
+install_slurm() {
+    local d=$1 mirror found p v bad=""
+    mirror=$(archive_url)
+    cat > "$d/etc/apt/sources.list" <<EOF
+deb $mirror $SUITE main
+deb $mirror $SUITE-updates main
+deb $SECURITY_MIRROR $SUITE-security main
+EOF
+    printf '#!/bin/sh\nexit 101\n' > "$d/usr/sbin/policy-rc.d"; chmod +x "$d/usr/sbin/policy-rc.d"
+    log "apt-get update in the chroot ($mirror $SUITE)"
+    chroot "$d" apt-get update -q >/dev/null || die "apt-get update failed inside the chroot $d"
+    found=$(chroot "$d" apt-cache madison slurmctld | awk -F'|' '{gsub(/ /, "", $2); print $2}' | sort -u | paste -sd' ')
+    grep -qxF -- "$SLURM_DEBIAN_VERSION" <(tr ' ' '\n' <<<"$found") ||
+        die "slurmctld $SLURM_DEBIAN_VERSION is not available in the chroot's apt (found: ${found:-none}).
+  The plugin is built for exactly Slurm ${SLURM_DEBIAN_VERSION%%-*}; Slurm refuses plugins of another micro version.
+  Bump slurm-headers/PIN and SLURM_DEBIAN_VERSION in $0 together (and rebuild the plugin)."
+    log "installing ${PKGS[*]} = $SLURM_DEBIAN_VERSION, munge, python3"
+    chroot "$d" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        --allow-downgrades "${PKGS[@]/%/=$SLURM_DEBIAN_VERSION}" munge python3 >/dev/null ||
+        die "apt-get install of Slurm $SLURM_DEBIAN_VERSION failed inside the chroot $d"
+    for p in "${PKGS[@]}"; do
+        v=$(chroot "$d" dpkg-query -W -f='${Version}' "$p" 2>/dev/null || true)
+        [ "$v" = "$SLURM_DEBIAN_VERSION" ] || bad="$bad $p=$v"
+    done
+    [ -z "$bad" ] || die "wrong Slurm packages installed in $d:$bad (want $SLURM_DEBIAN_VERSION)"
+    chroot "$d" apt-get clean
+}
+
+cleanup_tmproot() {
+    [ -e "$TMPROOT" ] || return 0
+    unmount_all "$TMPROOT" || die "cannot unmount everything below $TMPROOT:
+$(mounts_under "$TMPROOT")"
+    rm -rf --one-file-system "$TMPROOT"
+}
+
+rootfs_ok() { [ "$(cat "$ROOT/$MARKER" 2>/dev/null)" = "slurm=$SLURM_DEBIAN_VERSION" ]; }
+
+if ! rootfs_ok; then
+    if [ -d "$ROOT" ]; then
+        # A rootfs without our marker (built by an older recipe) or with another Slurm version:
+        # (re)install the pinned packages in place.
+        [ -x "$ROOT/usr/bin/apt-get" ] && [ -x "$ROOT/bin/sh" ] ||
+            die "$ROOT exists but is not a usable rootfs; remove it: LAB=$LAB $LAB_SCRIPTS/lab-down.sh && rm -rf $ROOT"
+        log "rootfs $ROOT has no $MARKER for Slurm $SLURM_DEBIAN_VERSION: installing the pinned packages in place"
+        if alive "$VAR/run/slurmctld.pid" || compgen -G "$VAR/run/slurmd-*.pid" >/dev/null; then
+            "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
+        fi
+        mount_chroot "$ROOT" "$VAR"
+        install_slurm "$ROOT"
+        echo "slurm=$SLURM_DEBIAN_VERSION" > "$ROOT/$MARKER"
+    else
+        tb=$(now_us)
+        log "building rootfs in $TMPROOT (renamed to $ROOT when complete)"
+        cleanup_tmproot
+        ensure_debootstrap
+        mkdir -p "$LAB"
+        trap 'unmount_all "$TMPROOT" >/dev/null 2>&1 || true' EXIT
+        log "debootstrap --variant=minbase $SUITE from $(archive_url) (about 20-60 s)"
+        debootstrap --variant=minbase "$SUITE" "$TMPROOT" "$(archive_url)" > "$LAB/debootstrap.log" 2>&1 ||
+            { tail -n 20 "$LAB/debootstrap.log" >&2; die "debootstrap failed; full log: $LAB/debootstrap.log"; }
+        mount_chroot "$TMPROOT"
+        install_slurm "$TMPROOT"
+        unmount_all "$TMPROOT" || die "cannot unmount below $TMPROOT"
+        trap - EXIT
+        echo "slurm=$SLURM_DEBIAN_VERSION" > "$TMPROOT/$MARKER"
+        mv -T "$TMPROOT" "$ROOT"
+        log "rootfs ready: $ROOT ($(( ($(now_us) - tb) / 1000000 )) s, $(du -sh --one-file-system "$ROOT" | cut -f1))"
+    fi
+fi
+[ -e "$TMPROOT" ] && cleanup_tmproot    # leftover from an interrupted build
+mount_chroot "$ROOT" "$VAR"
+
+# ------------------------------------------------------------------------------ 2. configs
+mkdir -p "$VAR"/{state,log,run,spool,jobs,fakedev}
+for i in 0 1 2 3; do
+    [ -c "$VAR/fakedev/nvidia$i" ] || { rm -f "$VAR/fakedev/nvidia$i"; mknod "$VAR/fakedev/nvidia$i" c 195 $i; }
+done
+printf '127.0.0.1 localhost %s\n::1 localhost ip6-localhost\n' "$(hostname)" > "$ROOT/etc/hosts"
+
+CONF=$(mktemp -d)
+trap 'rm -rf "$CONF"' EXIT
+GB_ALL=$(range gb %03d 1 "$NNODES")
+CPU_ALL=""; [ "$CPU_NODES" -gt 0 ] && CPU_ALL=$(range cpu %02d 1 "$CPU_NODES")
+rack_nodes() { range gb %03d $(( ($1 - 1) * NPR + 1 )) $(( $1 * NPR )); }
+block_sizes() { local s=$NPR bs=""; while [ "$s" -le "$NNODES" ]; do bs="${bs:+$bs,}$s"; s=$((s * 2)); done; echo "$bs"; }
+
+{
+cat <<EOF
+# generated by lab-up.sh  LAB=$LAB RACKS=$RACKS NPR=$NPR CPU_NODES=$CPU_NODES TOPO=$TOPO
+ClusterName=lab
+SlurmctldHost=$(hostname)(127.0.0.1)
+AuthType=auth/munge
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$CTLD_PORT
+StateSaveLocation=$VAR/state
+SlurmdSpoolDir=$VAR/spool/slurmd-%n
+SlurmctldPidFile=$VAR/run/slurmctld.pid
+SlurmdPidFile=$VAR/run/slurmd-%n.pid
+SlurmctldLogFile=$VAR/log/slurmctld.log
+SlurmdLogFile=$VAR/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+# trust slurm.conf for CPUs/memory instead of the 2-core host
+SlurmdParameters=config_overrides
+GresTypes=gpu
+ReturnToService=2
+SlurmdTimeout=300
+MessageTimeout=30
+SchedulerParameters=bf_interval=5
+EOF
+case $TOPO in
+    nvl72) echo "TopologyPlugin=topology/nvl72" ;;
+    block) echo "TopologyPlugin=topology/block" ;;
+    tree)  echo "TopologyPlugin=topology/tree" ;;
+    none)  echo "TopologyPlugin=topology/default" ;;
+esac
+for r in $(seq 1 "$RACKS"); do
+    a=$(( (r - 1) * NPR + 1 )); b=$(( r * NPR ))
+    echo "NodeName=$(rack_nodes "$r") NodeHostName=$(hostname) NodeAddr=127.0.0.1 Port=$(range '' %d $((PORT0 + a)) $((PORT0 + b))) Sockets=2 CoresPerSocket=72 ThreadsPerCore=1 RealMemory=800000 Gres=gpu:4 State=UNKNOWN"
+done
+if [ "$CPU_NODES" -gt 0 ]; then
+    echo "NodeName=$CPU_ALL NodeHostName=$(hostname) NodeAddr=127.0.0.1 Port=$(range '' %d $((CPU_PORT0 + 1)) $((CPU_PORT0 + CPU_NODES))) Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=256000 State=UNKNOWN"
+fi
+echo "PartitionName=gpu Nodes=$GB_ALL Default=YES MaxTime=INFINITE State=UP"
+[ "$CPU_NODES" -gt 0 ] && echo "PartitionName=cpu Nodes=$CPU_ALL MaxTime=INFINITE State=UP"
+if [ -n "$EXTRA_CONF" ]; then echo "# EXTRA_CONF"; printf '%s\n' "$EXTRA_CONF"; fi
+} > "$CONF/slurm.conf"
+
+cat > "$CONF/gres.conf" <<EOF
+AutoDetect=off
+NodeName=$GB_ALL Name=gpu File=$VAR/fakedev/nvidia[0-3]
+EOF
+echo "CgroupPlugin=disabled" > "$CONF/cgroup.conf"
+
+{
+    echo "# generated by lab-up.sh"
+    if [ "$TOPO" = tree ]; then
+        for r in $(seq 1 "$RACKS"); do echo "SwitchName=rack$r Nodes=$(rack_nodes "$r")"; done
+        sw="rack$( [ "$RACKS" = 1 ] && echo 1 || echo "[1-$RACKS]")"
+        [ "$CPU_NODES" -gt 0 ] && { echo "SwitchName=cpusw Nodes=$CPU_ALL"; sw="$sw,cpusw"; }
+        echo "SwitchName=spine Switches=$sw"
+    else
+        # topology/block needs it; topology/nvl72 ignores it when topology.toml exists.
+        for r in $(seq 1 "$RACKS"); do echo "BlockName=rack$r Nodes=$(rack_nodes "$r")"; done
+        echo "BlockSizes=$(block_sizes)"
+    fi
+} > "$CONF/topology.conf"
+
+if [ "$TOPO" = nvl72 ]; then
+    if [ -n "$TOPOLOGY_TOML" ]; then
+        cp "$TOPOLOGY_TOML" "$CONF/topology.toml"
+    else
+        {
+            echo "# generated by lab-up.sh"
+            echo "trays_per_rack = $NPR"
+            echo "gpus_per_tray = 4"
+            for r in $(seq 1 "$RACKS"); do
+                printf '\n[[rack]]\nname = "rack%d"\nnodes = "%s"\n' "$r" "$(rack_nodes "$r")"
+            done
+        } > "$CONF/topology.toml"
+    fi
+fi
+
+# install SRC DEST: atomically (copy + rename), so running daemons never see a half-written file
+install_file() { cp "$1" "$2.lab-new" && chmod 644 "$2.lab-new" && mv -f "$2.lab-new" "$2"; }
+changed=()
+files=(slurm.conf gres.conf cgroup.conf topology.conf)
+[ "$TOPO" = nvl72 ] && files+=(topology.toml)
+for f in "${files[@]}"; do
+    cmp -s "$CONF/$f" "$ROOT/etc/slurm/$f" || { install_file "$CONF/$f" "$ROOT/etc/slurm/$f"; changed+=("$f"); }
+done
+if [ "$TOPO" = nvl72 ]; then
+    cmp -s "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so" ||
+        { install_file "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so"; changed+=("topology_nvl72.so"); }
+else
+    rm -f "$ROOT/etc/slurm/topology.toml"
+fi
+[ ${#changed[@]} -gt 0 ] && log "installed: ${changed[*]}"
+
+running() { alive "$VAR/run/slurmctld.pid" || compgen -G "$VAR/run/slurmd-*.pid" >/dev/null; }
+if [ ${#changed[@]} -gt 0 ] && running; then
+    log "config/plugin changed -> restarting the daemons"
+    "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
+fi
+if [ "$CLEAN" = 1 ]; then
+    running && "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
+    log "CLEAN=1: wiping state, spool and logs"
+    rm -rf "$VAR/state" "$VAR/spool" "$VAR/log"; mkdir -p "$VAR"/{state,spool,log}
+fi
+
+# ------------------------------------------------------------------------------ 3. daemons
+ctld_log=$VAR/log/slurmctld.log
+ctld_off=0
+ctld_fail() {
+    echo "[lab-up] ERROR: $*" >&2
+    echo "---- last 20 lines of $ctld_log (this start):" >&2
+    tail -c +$((ctld_off + 1)) "$ctld_log" 2>/dev/null | tail -n 20 >&2
+    echo "----" >&2
+    [ "$TOPO" = nvl72 ] && echo "---- (TopologyPlugin=topology/nvl72 from $PLUGIN; try TOPO=block to check the lab itself)" >&2
+    exit 1
+}
+
+if ! alive "$ROOT/run/munge/munged.pid"; then
+    in_root sh -c 'mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge'
+    [ -s "$ROOT/etc/munge/munge.key" ] || in_root runuser -u munge -- mungekey --create
+    chroot --userspec=munge:munge "$ROOT" /usr/sbin/munged 9>&- || die "munged failed to start"
+    log "munged pid $(cat "$ROOT/run/munge/munged.pid")"
+fi
+
+if ! alive "$VAR/run/slurmctld.pid"; then
+    rm -f "$VAR/run/slurmctld.pid"
+    ctld_off=$(stat -c %s "$ctld_log" 2>/dev/null || echo 0)
+    in_root slurmctld 9>&- || ctld_fail "slurmctld exited with status $?"
+    end=$(( $(date +%s) + 30 ))
+    while :; do     # until the controller answers; it may die after daemonizing (e.g. plugin load)
+        if [ -s "$VAR/run/slurmctld.pid" ]; then
+            alive "$VAR/run/slurmctld.pid" || ctld_fail "slurmctld (pid $(cat "$VAR/run/slurmctld.pid")) died during startup"
+            in_root scontrol ping 2>/dev/null | grep -q 'is UP' && break
+        fi
+        [ "$(date +%s)" -lt "$end" ] || ctld_fail "slurmctld did not come up within 30 s"
+        sleep 0.1
+    done
+    log "slurmctld pid $(cat "$VAR/run/slurmctld.pid") is up"
+fi
+
+started=0
+NODES=$(for i in $(seq 1 "$NNODES"); do gb "$i"; echo; done; for i in $(seq 1 "$CPU_NODES"); do cpun "$i"; echo; done)
+for n in $NODES; do
+    alive "$VAR/run/slurmd-$n.pid" && continue
+    mkdir -p "$VAR/spool/slurmd-$n"
+    if ! in_root slurmd -N "$n" 9>&-; then
+        echo "---- last 20 lines of $VAR/log/slurmd-$n.log:" >&2; tail -n 20 "$VAR/log/slurmd-$n.log" >&2 2>/dev/null
+        die "slurmd -N $n failed to start"
+    fi
+    started=$((started + 1))
+done
+[ "$started" -gt 0 ] && log "started $started slurmd ($NNODES gb + $CPU_NODES cpu nodes)"
+
+# ------------------------------------------------------------------------------ 4. wait for idle
+# dead_slurmd: the first node whose slurmd is not running (it may die after daemonizing,
+# e.g. when a plugin fails to load), or nothing
+dead_slurmd() {
+    local n
+    for n in $NODES; do alive "$VAR/run/slurmd-$n.pid" || { echo "$n"; return 0; }; done
+}
+end=$(( $(date +%s) + WAIT ))
+next_check=$(( $(date +%s) + 3 ))
+while :; do
+    alive "$VAR/run/slurmctld.pid" || ctld_fail "slurmctld died"
+    if [ "$(date +%s)" -ge "$next_check" ]; then
+        n=$(dead_slurmd)
+        if [ -n "$n" ]; then
+            echo "---- last 20 lines of $VAR/log/slurmd-$n.log:" >&2; tail -n 20 "$VAR/log/slurmd-$n.log" >&2 2>/dev/null
+            die "slurmd for $n is not running (see its log above)"
+        fi
+        next_check=$(( $(date +%s) + 3 ))
+    fi
+    # nodes that are up and schedulable (idle/mixed/allocated, not drained/down/unknown)
+    up=$(in_root sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 ~ /^(idle|mix|alloc|comp)$/' | wc -l)
+    [ "$up" -ge "$NTOTAL" ] && break
+    if [ "$(date +%s)" -ge "$end" ]; then
+        echo "[lab-up] ERROR: only $up/$NTOTAL nodes up after ${WAIT}s; not up:" >&2
+        in_root sinfo -h -N -o '%N %t %E' 2>&1 | sort -u | grep -v -E ' (idle|mix|alloc|comp) ' | head -20 >&2
+        n=$(in_root sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 !~ /^(idle|mix|alloc|comp)$/ {print $1; exit}')
+        if [ -n "$n" ]; then echo "---- last 10 lines of $VAR/log/slurmd-$n.log:" >&2; tail -n 10 "$VAR/log/slurmd-$n.log" >&2 2>/dev/null; fi
+        echo "---- last 10 lines of $ctld_log:" >&2; tail -n 10 "$ctld_log" >&2
+        exit 1
+    fi
+    sleep 0.5
+done
+log "all $NTOTAL nodes up (TOPO=$TOPO, $RACKS racks x $NPR + $CPU_NODES cpu); clients: $LAB_SCRIPTS/sl sinfo"
+in_root sinfo
