@@ -98,6 +98,8 @@ struct Hole {
     free: Vec<usize>,
     /// Some trays are busy, excluded or unavailable: not a whole healthy rack.
     broken: bool,
+    /// How many `-w` nodes lie in this domain (they head `free`).
+    required: usize,
 }
 
 fn holes(topo: &Topology, view: &ClusterView, required: &[usize]) -> Vec<Hole> {
@@ -113,10 +115,12 @@ fn holes(topo: &Topology, view: &ClusterView, required: &[usize]) -> Vec<Hole> {
                 .collect();
             free.sort_by_key(|n| (!required.contains(n), !view.tray(*n).in_use));
             let broken = free.len() < dom.nodes.len();
+            let required = free.iter().filter(|n| required.contains(n)).count();
             Hole {
                 domain: d,
                 free,
                 broken,
+                required,
             }
         })
         .collect()
@@ -182,7 +186,7 @@ pub fn plan(
     match req.segment {
         Some(s) => plan_segments(topo, &holes, req, s),
         None if req.is_flexible() && req.min_nodes <= max_domain => {
-            Ok(plan_flexible(topo, &holes, req))
+            plan_flexible(topo, &holes, req)
         }
         None if req.min_nodes <= max_domain => {
             plan_one_domain(&holes, req.min_nodes, topo, &req.required)
@@ -246,7 +250,11 @@ fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, usize) {
 }
 
 /// A node range or open count: offer whole free domains and let Slurm choose how many nodes.
-fn plan_flexible(topo: &Topology, holes: &[Hole], req: &JobRequest) -> Vec<Placement> {
+fn plan_flexible(
+    topo: &Topology,
+    holes: &[Hole],
+    req: &JobRequest,
+) -> Result<Vec<Placement>, Reject> {
     let mut fits: Vec<&Hole> = holes
         .iter()
         .filter(|h| h.free.len() >= req.min_nodes)
@@ -266,18 +274,24 @@ fn plan_flexible(topo: &Topology, holes: &[Hole], req: &JobRequest) -> Vec<Place
             pieces: vec![(h.domain, h.free.len())],
         })
         .collect();
-    // Last resort for requests whose node count Slurm derives from GPUs or CPUs and that need
-    // more than one rack: every rack's free trays, fullest racks first.
+    // Last resort for requests allowed more nodes than a rack holds, whose node count Slurm
+    // derives from GPUs or CPUs: every rack's free trays, fullest racks first.
     let mut all: Vec<&Hole> = holes.iter().filter(|h| !h.free.is_empty()).collect();
     all.sort_by_key(|h| (Reverse(h.free.len()), h.domain));
-    if all.len() > 1 {
+    if req.max_nodes > topo.max_domain_size() && all.len() > 1 {
         out.push(Placement {
             nodes: all.iter().flat_map(|h| h.free.iter().copied()).collect(),
             exact: false,
             pieces: all.iter().map(|h| (h.domain, h.free.len())).collect(),
         });
     }
-    out
+    if out.is_empty() {
+        return Err(Reject::NotNow(format!(
+            "no rack has {} free trays",
+            req.min_nodes
+        )));
+    }
+    Ok(out)
 }
 
 /// Places `units` groups of `unit` nodes (each group inside one domain) in as few domains as
@@ -348,14 +362,25 @@ fn spread_within(
         p.nodes.extend_from_slice(&h.free[..k * unit]);
         p.pieces.push((h.domain, k * unit));
     };
+    // Racks named by `-w` are used anyway: first give each enough units for its required
+    // nodes (they sort first in `free`), then fill them before opening other racks.
     let mut rem = units;
+    let mut granted: Vec<(&Hole, usize)> = Vec::new();
     for h in holes.iter().filter(|h| forced.contains(&h.domain)) {
-        let k = capacity(h).min(rem);
-        if k == 0 {
+        let need = h.required.div_ceil(unit).max(1);
+        if need > capacity(h) || need > rem {
             return None;
         }
+        granted.push((h, need));
+        rem -= need;
+    }
+    for (h, k) in granted.iter_mut() {
+        let extra = (capacity(h) - *k).min(rem);
+        *k += extra;
+        rem -= extra;
+    }
+    for (h, k) in granted {
         take(h, k, &mut placement);
-        rem -= k;
     }
     let mut rest: Vec<&Hole> = holes
         .iter()

@@ -32,7 +32,9 @@ pub struct RackInfo {
 
 impl RackInfo {
     pub fn free(&self) -> usize {
-        self.nodes.len() - self.allocated.len() - self.unavailable.len()
+        self.nodes
+            .len()
+            .saturating_sub(self.allocated.len() + self.unavailable.len())
     }
 }
 

@@ -220,3 +220,26 @@ fn reconfigure_with_a_broken_file_keeps_slurmctld_up() {
     let job = lab.submit(&["-N", "18", "--exclusive"]);
     assert_eq!(racks(&lab.running_nodes(job)).len(), 1);
 }
+
+#[test]
+fn restart_with_a_broken_file_keeps_the_last_good_racks() {
+    let (lab, _g) = Lab::claim();
+    let broken = std::env::temp_dir().join("nvl72-e2e-broken-topology.toml");
+    let good = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
+    std::fs::write(
+        &broken,
+        good.replacen("[[rack]]", "[[rack]]\nname_typo = 1", 1),
+    )
+    .unwrap();
+    let before = lab.log("slurmctld.log").len();
+    lab.restart_with(&[("TOPOLOGY_TOML", broken.to_str().unwrap())]);
+    let log = lab.log("slurmctld.log")[before..].to_string();
+    lab.restart_with(&[]);
+    assert!(log.contains("invalid topology configuration"), "{log}");
+    assert!(log.contains("unknown field `name_typo`"), "{log}");
+    assert!(log.contains("topology_nvl72.last-good.toml"), "{log}");
+    assert!(
+        log.contains("topology/nvl72: 4 racks, 72 trays"),
+        "racks not kept: {log}"
+    );
+}

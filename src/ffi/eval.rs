@@ -40,11 +40,16 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
     let Some(node_map) = node_map else {
         return slurm::ERROR;
     };
+    // Slurm's generic code (every path below) may read slurmctld's idle map, e.g. for
+    // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm.rs).
+    // SAFETY: we run under slurmctld's node lock, so the global pointer is stable.
+    unsafe {
+        slurm::refresh_shadow(
+            std::ptr::addr_of_mut!(b::idle_node_bitmap),
+            c"idle_node_bitmap",
+        )
+    };
     let Some(st) = state::current() else {
-        if let Some(why) = state::invalid_reason() {
-            log::error!("not placing job: topology configuration is invalid: {why}");
-            return slurm::ERROR;
-        }
         // SAFETY: plain delegation to Slurm's default selection with the same arguments.
         return unsafe { b::common_topo_choose_nodes(te) };
     };
@@ -102,21 +107,29 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> JobRequest {
 }
 
 /// Reads the offered nodes and the live state of every tray.
-fn cluster_view(node_map: BitmapRef) -> ClusterView {
-    let trays = (0..slurm::node_count())
+pub fn cluster_view(node_map: Option<BitmapRef>) -> ClusterView {
+    let mut trays: Vec<Tray> = (0..slurm::node_count())
         .map(|i| {
-            let state = slurm::node(i).map_or(0, |n| n.state);
+            let state = slurm::node_state(i).unwrap_or(0);
             Tray {
-                candidate: node_map.test(i),
+                candidate: false,
                 unavailable: slurm::state_unavailable(state),
                 in_use: slurm::state_in_use(state),
             }
         })
         .collect();
+    for n in node_map.map(|m| m.ones()).unwrap_or_default() {
+        if let Some(t) = trays.get_mut(n) {
+            t.candidate = true;
+        }
+    }
     ClusterView { trays }
 }
 
 /// Called by Slurm's `eval_nodes` dispatcher (from `common_topo_choose_nodes`).
+///
+/// # Safety
+/// `te` must be the topology_eval_t that `topology_p_eval_nodes` handed to Slurm.
 unsafe extern "C" fn eval_in_racks(te: *mut b::topology_eval_t) -> c_int {
     guarded("eval_in_racks", slurm::ERROR, || match state::current() {
         // SAFETY: called by Slurm with the topology_eval_t we were given.
@@ -135,7 +148,7 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
         };
         let job_id = (*(*te).job_ptr).job_id;
         let req = job_request(te);
-        let view = cluster_view(node_map);
+        let view = cluster_view(Some(node_map));
         let alternatives = match placement::plan(&st.topo, &view, &req) {
             Ok(a) => a,
             Err(Reject::Never(why)) => {
@@ -179,13 +192,10 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
                 } else {
                     log::debug!("{msg}");
                 }
-                saved.release();
                 return rc;
             }
             saved.restore(te);
         }
-        saved.restore(te);
-        saved.release();
         log::debug!(
             "JobId={job_id}: none of {} rack choices satisfies CPUs/GRES",
             alternatives.len()
@@ -227,8 +237,10 @@ impl Saved {
             (*te).max_nodes = self.max_nodes;
         }
     }
+}
 
-    fn release(mut self) {
+impl Drop for Saved {
+    fn drop(&mut self) {
         // SAFETY: both copies were allocated by Slurm in `take` and are freed exactly once.
         unsafe {
             b::slurm_bit_free(&mut self.node_map);

@@ -4,12 +4,11 @@
 #![allow(non_upper_case_globals)]
 
 use std::ffi::{c_char, c_int};
-use std::sync::Arc;
 
 use super::bindings as b;
 use super::guard::{guarded, install_logger};
 use super::slurm::{self, BitmapRef};
-use super::state::{self, State};
+use super::state;
 
 const fn parse_u32(s: &str) -> u32 {
     let bytes = s.as_bytes();
@@ -38,8 +37,8 @@ pub static plugin_id: u32 = 172;
 
 #[no_mangle]
 pub extern "C" fn init() -> c_int {
-    install_logger();
     guarded("init", slurm::ERROR, || {
+        install_logger();
         log::debug!("loaded, built for Slurm {}", env!("NVL72_SLURM_VERSION"));
         slurm::SUCCESS
     })
@@ -56,46 +55,62 @@ pub extern "C" fn fini() -> c_int {
 /// Reads the racks. Slurm ignores the return value, so a broken file is handled here:
 /// - a reconfigure child of slurmctld exits, and the running slurmctld resumes with its
 ///   current racks ("Resuming operation, reconfigure failed.");
-/// - a freshly started slurmctld stays up but lets no job into a rack until the file is fixed;
+/// - a freshly started slurmctld uses the last good copy from StateSaveLocation and says so;
+///   with no such copy it refuses to start, as Slurm does for a broken topology.conf;
 /// - slurmd and other programs carry on without racks (only SLURM_TOPOLOGY_ADDR is affected).
 #[no_mangle]
 pub extern "C" fn topology_p_build_config() -> c_int {
-    guarded("build_config", slurm::ERROR, || {
-        match state::read_config() {
-            Ok(config) => {
-                let loaded = state::resolve(&config);
-                log::info!(
-                    "{} racks, {} trays, {} GPUs per tray from {}",
-                    loaded.topo.domains.len(),
-                    loaded
-                        .topo
-                        .domains
-                        .iter()
-                        .map(|d| d.nodes.len())
-                        .sum::<usize>(),
-                    loaded.topo.gpus_per_tray,
-                    config.source.display()
-                );
-                state::install(State::Ready(Arc::new(loaded)));
-                slurm::SUCCESS
+    guarded("build_config", slurm::ERROR, build_config)
+}
+
+fn build_config() -> c_int {
+    let in_ctld = slurm::running_in_slurmctld();
+    if in_ctld {
+        // part_list exists by now and its pointer never changes afterwards (see slurm.rs).
+        // SAFETY: build_config runs single-threaded during slurmctld's config load.
+        unsafe { slurm::refresh_shadow(std::ptr::addr_of_mut!(b::part_list), c"part_list") };
+    }
+    let config = match state::read_config() {
+        Ok(config) => {
+            if in_ctld {
+                state::save_last_good(&config);
             }
-            Err(e) if !slurm::running_in_slurmctld() => {
-                log::warn!("{e}; continuing without rack information in this process");
-                slurm::ERROR
-            }
-            Err(e) if std::env::var_os("SLURMCTLD_RECONF_PARENT_FD").is_some() => slurm::fatal(
-                &format!("reconfigure refused, topology configuration is invalid: {e}"),
-            ),
-            Err(e) => {
-                slurm::log_error(&format!(
-                "invalid topology configuration: {e}; jobs on rack nodes will wait until it is \
-                 fixed and `scontrol reconfigure` is run"
-            ));
-                state::install(State::Invalid(e.to_string()));
-                slurm::ERROR
-            }
+            config
         }
-    })
+        Err(e) if !in_ctld => {
+            log::warn!("{e}; continuing without rack information in this process");
+            return slurm::ERROR;
+        }
+        Err(e) if std::env::var_os("SLURMCTLD_RECONF_PARENT_FD").is_some() => slurm::fatal(
+            &format!("reconfigure refused, topology configuration is invalid: {e}"),
+        ),
+        Err(e) => match state::load_last_good() {
+            Some(Ok(good)) => {
+                slurm::log_error(&format!(
+                    "invalid topology configuration: {e}; placing jobs by the last good \
+                     configuration {} until the file is fixed and `scontrol reconfigure` is run",
+                    good.source.display()
+                ));
+                good
+            }
+            _ => slurm::fatal(&format!("invalid topology configuration: {e}")),
+        },
+    };
+    let loaded = state::resolve(&config);
+    log::info!(
+        "{} racks, {} trays, {} GPUs per tray from {}",
+        loaded.topo.domains.len(),
+        loaded
+            .topo
+            .domains
+            .iter()
+            .map(|d| d.nodes.len())
+            .sum::<usize>(),
+        loaded.topo.gpus_per_tray,
+        config.source.display()
+    );
+    state::install(loaded);
+    slurm::SUCCESS
 }
 
 /// `--exclusive=topo` and `ExclusiveTopo`: widen `node_mask` to whole racks.
@@ -145,16 +160,20 @@ pub extern "C" fn topology_p_generate_node_ranking() -> bool {
         let by_name = state::node_index_by_name();
         let mut ranked = vec![false; slurm::node_count()];
         let mut rank = 0u32;
-        for name in config.racks.iter().flat_map(|r| r.nodes.iter()) {
-            if let Some(&i) = by_name.get(name) {
-                slurm::set_node_rank(i, rank);
-                ranked[i] = true;
-                rank += 1;
+        // SAFETY: slurmctld calls generate_node_ranking single-threaded while it builds the
+        // node table, right before sorting it by node_rank.
+        unsafe {
+            for name in config.racks.iter().flat_map(|r| r.nodes.iter()) {
+                if let Some(&i) = by_name.get(name) {
+                    slurm::set_node_rank(i, rank);
+                    ranked[i] = true;
+                    rank += 1;
+                }
             }
-        }
-        for (i, done) in ranked.iter().enumerate() {
-            if !done {
-                slurm::set_node_rank(i, rank + i as u32);
+            for (i, done) in ranked.iter().enumerate() {
+                if !done {
+                    slurm::set_node_rank(i, rank + i as u32);
+                }
             }
         }
         true
@@ -204,33 +223,39 @@ pub extern "C" fn topology_p_split_hostlist(
     tree_width: u16,
 ) -> c_int {
     guarded("split_hostlist", slurm::ERROR, || {
-        // SAFETY: the helper reads part_list under slurmctld's partition lock, which the caller
-        // holds for RoutePart; refresh_shadow copies the pointer value of slurmctld's global.
-        unsafe {
-            slurm::refresh_shadow(std::ptr::addr_of_mut!(b::part_list), c"part_list");
-            b::common_topo_split_hostlist_treewidth(hl, sp_hl, count, tree_width)
-        }
+        // SAFETY: arguments forwarded unchanged to Slurm's helper, which takes the node and
+        // partition locks itself for RoutePart (part_list was refreshed in build_config).
+        unsafe { b::common_topo_split_hostlist_treewidth(hl, sp_hl, count, tree_width) }
     })
 }
 
 #[no_mangle]
-pub extern "C" fn topology_p_get(kind: b::topology_data_t, data: *mut std::ffi::c_void) -> c_int {
+pub extern "C" fn topology_p_get(kind: u32, data: *mut std::ffi::c_void) -> c_int {
+    // `kind` is a C enum; taking it as an integer means an unknown value is an error, not UB.
+    const PTR: u32 = b::topology_data_t::TOPO_DATA_TOPOLOGY_PTR as u32;
+    const REC_CNT: u32 = b::topology_data_t::TOPO_DATA_REC_CNT as u32;
+    const EXCLUSIVE: u32 = b::topology_data_t::TOPO_DATA_EXCLUSIVE_TOPO as u32;
     guarded("get", slurm::ERROR, || {
         if data.is_null() {
             return slurm::ERROR;
         }
         match kind {
-            b::topology_data_t::TOPO_DATA_TOPOLOGY_PTR => super::topoinfo::get(data.cast()),
-            b::topology_data_t::TOPO_DATA_REC_CNT => {
+            // SAFETY: for TOPOLOGY_PTR Slurm passes a dynamic_plugin_data_t ** (proc_req.c).
+            PTR => unsafe { super::topoinfo::get(data.cast()) },
+            REC_CNT => {
                 let racks = state::current().map_or(0, |s| s.topo.domains.len());
                 // SAFETY: for REC_CNT Slurm passes an int out-pointer.
                 unsafe { *data.cast::<c_int>() = racks as c_int };
                 slurm::SUCCESS
             }
-            b::topology_data_t::TOPO_DATA_EXCLUSIVE_TOPO => {
+            EXCLUSIVE => {
                 // SAFETY: for EXCLUSIVE_TOPO Slurm passes an int out-pointer.
                 unsafe { *data.cast::<c_int>() = 1 };
                 slurm::SUCCESS
+            }
+            other => {
+                log::error!("get: unsupported data type {other}");
+                slurm::ERROR
             }
         }
     })

@@ -64,7 +64,15 @@ impl BitmapRef {
     }
 
     pub fn ones(self) -> Vec<usize> {
-        (0..self.len()).filter(|&i| self.test(i)).collect()
+        let mut out = Vec::new();
+        let mut i: std::ffi::c_int = 0;
+        // SAFETY: next_node_bitmap scans the valid bitmap from index i (updated in place) and
+        // returns NULL at the end; it only reads the bitmap and the node table.
+        while !unsafe { b::next_node_bitmap(self.0, &mut i) }.is_null() {
+            out.push(i as usize);
+            i += 1;
+        }
+        out
     }
 
     pub fn set(self, i: usize) {
@@ -79,25 +87,25 @@ impl BitmapRef {
         unsafe { b::slurm_bit_clear_all(self.0) };
     }
 
+    /// ORs `other` in. Slurm's bit_or works over the smaller of the two sizes.
     pub fn or(self, other: &Bitmap) {
-        // SAFETY: both valid; bit_or handles size differences by asserting equal sizes, so
-        // only call with maps sized to node_record_count (the plugin's maps always are).
-        if self.len() == BitmapRef(other.as_ptr()).len() {
-            unsafe { b::slurm_bit_or(self.0, other.as_ptr()) };
+        if self.len() != BitmapRef(other.as_ptr()).len() {
+            log::warn!("node bitmap sizes differ (node table changed since build_config)");
         }
+        // SAFETY: both are valid Slurm bitmaps; bit_or never writes past the smaller size.
+        unsafe { b::slurm_bit_or(self.0, other.as_ptr()) };
     }
 
     pub fn overlaps(self, other: &Bitmap) -> bool {
-        let o = BitmapRef(other.as_ptr());
-        (0..self.len().min(o.len())).any(|i| self.test(i) && o.test(i))
+        // SAFETY: both are valid Slurm bitmaps; bit_overlap_any only reads them.
+        unsafe { b::slurm_bit_overlap_any(self.0, other.as_ptr()) != 0 }
     }
 }
 
-/// The scheduler's view of one node.
+/// A node's index and name.
 pub struct NodeInfo {
     pub index: usize,
     pub name: String,
-    pub state: u32,
 }
 
 pub fn node_count() -> usize {
@@ -124,17 +132,36 @@ pub fn node(index: usize) -> Option<NodeInfo> {
         Some(NodeInfo {
             index,
             name: CStr::from_ptr((*rec).name).to_string_lossy().into_owned(),
-            state: (*rec).node_state,
         })
     }
 }
 
-/// Sets `node_rank` for the node at `index` (used by generate_node_ranking only).
-pub fn set_node_rank(index: usize, rank: u32) {
+/// The state word of the node at `index` without copying its name (hot path of eval).
+pub fn node_state(index: usize) -> Option<u32> {
+    if index >= node_count() {
+        return None;
+    }
+    // SAFETY: as in `node`.
+    unsafe {
+        let table = b::node_record_table_ptr;
+        if table.is_null() {
+            return None;
+        }
+        let rec = *table.add(index);
+        (!rec.is_null()).then(|| (*rec).node_state)
+    }
+}
+
+/// Sets `node_rank` for the node at `index`.
+///
+/// # Safety
+/// Only while slurmctld builds its node table (generate_node_ranking): no other thread may
+/// read or write node records at the same time.
+pub unsafe fn set_node_rank(index: usize, rank: u32) {
     if index >= node_count() {
         return;
     }
-    // SAFETY: as in `node`; generate_node_ranking runs single-threaded during config load.
+    // SAFETY: index is in range; exclusive access per the contract above.
     unsafe {
         let rec = *b::node_record_table_ptr.add(index);
         if !rec.is_null() {
@@ -213,6 +240,13 @@ pub unsafe fn str_arg<'a>(p: *const c_char) -> Option<&'a str> {
 pub fn running_in_slurmctld() -> bool {
     // SAFETY: no arguments; reads a cached process flag.
     unsafe { b::slurm_running_in_slurmctld() }
+}
+
+/// slurmctld's StateSaveLocation, where the last good topology is kept.
+pub fn state_save_location() -> Option<std::path::PathBuf> {
+    // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or an
+    // xstrdup'd path that only changes on reconfigure (a new process in 24.11).
+    unsafe { str_arg(b::slurm_conf.state_save_location) }.map(std::path::PathBuf::from)
 }
 
 /// The directory holding slurm.conf (and so topology.toml), from Slurm's `topo_conf` path.

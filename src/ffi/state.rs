@@ -22,34 +22,17 @@ pub struct Loaded {
     pub rack_by_name: HashMap<String, usize>,
 }
 
-/// What the last build_config produced.
-pub enum State {
-    Ready(Arc<Loaded>),
-    /// slurmctld started with a broken config: rack jobs wait rather than land anywhere.
-    Invalid(String),
-}
-
-static STATE: Lazy<RwLock<Option<State>>> = Lazy::new(|| RwLock::new(None));
+static STATE: Lazy<RwLock<Option<Arc<Loaded>>>> = Lazy::new(|| RwLock::new(None));
 /// Tables replaced by a rebuild stay alive: Slurm may still hold a `get_bitmap` pointer.
 static RETIRED: Lazy<Mutex<Vec<Arc<Loaded>>>> = Lazy::new(|| Mutex::new(Vec::new()));
 
 pub fn current() -> Option<Arc<Loaded>> {
-    match &*STATE.read() {
-        Some(State::Ready(l)) => Some(l.clone()),
-        _ => None,
-    }
+    STATE.read().clone()
 }
 
-pub fn invalid_reason() -> Option<String> {
-    match &*STATE.read() {
-        Some(State::Invalid(why)) => Some(why.clone()),
-        _ => None,
-    }
-}
-
-pub fn install(state: State) {
-    let old = STATE.write().replace(state);
-    if let Some(State::Ready(l)) = old {
+pub fn install(loaded: Loaded) {
+    let old = STATE.write().replace(Arc::new(loaded));
+    if let Some(l) = old {
         RETIRED.lock().push(l);
     }
 }
@@ -123,4 +106,25 @@ pub fn resolve(config: &Config) -> Loaded {
 /// Reads topology.toml (or topology.conf) from the directory of slurm.conf.
 pub fn read_config() -> Result<Config, ConfigError> {
     crate::config::load_dir(&slurm::config_dir())
+}
+
+const LAST_GOOD: &str = "topology_nvl72.last-good.toml";
+
+/// slurmctld keeps a copy of the last configuration it accepted in StateSaveLocation, so a
+/// restart with a broken file keeps placing jobs by the racks it knew.
+pub fn save_last_good(config: &Config) {
+    let Some(dir) = slurm::state_save_location() else {
+        return;
+    };
+    let tmp = dir.join(format!("{LAST_GOOD}.new"));
+    let result = std::fs::write(&tmp, config.to_toml())
+        .and_then(|_| std::fs::rename(&tmp, dir.join(LAST_GOOD)));
+    if let Err(e) = result {
+        log::warn!("cannot save {}: {e}", dir.join(LAST_GOOD).display());
+    }
+}
+
+pub fn load_last_good() -> Option<Result<Config, ConfigError>> {
+    let path = slurm::state_save_location()?.join(LAST_GOOD);
+    path.is_file().then(|| crate::config::load_file(&path))
 }

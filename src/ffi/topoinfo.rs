@@ -7,27 +7,16 @@ use super::bindings as b;
 use super::guard::guarded;
 use super::slurm;
 use super::state;
-use crate::model::{ClusterView, Tray};
 use crate::topoinfo::TopoInfo;
 
-/// TOPO_DATA_TOPOLOGY_PTR: `data` is a `dynamic_plugin_data_t **` that we fill with a
-/// container from Slurm's allocator (the interface xfree()s it) holding a boxed [`TopoInfo`]
-/// (freed by `topology_p_topology_free`).
-pub fn get(out: *mut *mut b::dynamic_plugin_data_t) -> c_int {
+/// TOPO_DATA_TOPOLOGY_PTR: fills `*out` with a container from Slurm's allocator (the
+/// interface xfree()s it) holding a boxed [`TopoInfo`] (freed by `topology_p_topology_free`).
+///
+/// # Safety
+/// `out` must be a valid `dynamic_plugin_data_t **` (slurmctld holds its node read lock).
+pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> c_int {
     let info = match state::current() {
-        Some(st) => {
-            let trays = (0..slurm::node_count())
-                .map(|i| {
-                    let s = slurm::node(i).map_or(0, |n| n.state);
-                    Tray {
-                        candidate: false,
-                        unavailable: slurm::state_unavailable(s),
-                        in_use: slurm::state_in_use(s),
-                    }
-                })
-                .collect();
-            TopoInfo::collect(&st.topo, &ClusterView { trays })
-        }
+        Some(st) => TopoInfo::collect(&st.topo, &super::eval::cluster_view(None)),
         None => TopoInfo {
             version: crate::topoinfo::WIRE_VERSION,
             gpus_per_tray: 0,

@@ -175,6 +175,40 @@ fn flexible_requests_get_whole_racks_to_choose_from() {
 }
 
 #[test]
+fn small_flexible_jobs_never_span_racks() {
+    let (topo, mut view) = cluster(2);
+    for n in 0..36 {
+        view.trays[n].candidate = n == 0 || n == 18; // one free tray per rack
+    }
+    let req = JobRequest {
+        min_nodes: 2,
+        max_nodes: 4,
+        segment: None,
+        required: vec![],
+    };
+    assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
+}
+
+#[test]
+fn multi_rack_jobs_cover_every_required_node() {
+    let (topo, view) = cluster(4);
+    let req = JobRequest {
+        required: vec![0, 1, 2, 3, 4, 18, 19, 20],
+        ..JobRequest::nodes(20)
+    };
+    let p = &plan(&topo, &view, &req).unwrap()[0];
+    assert_eq!(p.nodes.len(), 20);
+    for r in &req.required {
+        assert!(
+            p.nodes.contains(r),
+            "required node {r} missing from {:?}",
+            p.pieces
+        );
+    }
+    assert_eq!(domains_of(&topo, p), vec![0, 1]);
+}
+
+#[test]
 fn ties_prefer_degraded_racks_over_whole_ones() {
     let (topo, mut view) = cluster(2);
     // rack1 lost one tray to a drain and has 17 free; rack2 has 17 free after a busy tray.
@@ -227,6 +261,21 @@ fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
 }
 
 proptest! {
+    #[test]
+    fn required_nodes_are_always_included(view in arb_view(4), n in 1usize..72, picks in proptest::collection::vec(0usize..72, 0..6)) {
+        let topo = Topology::uniform(4, 18, Policy::default());
+        let mut required: Vec<usize> = picks.into_iter().filter(|&p| view.tray(p).candidate).collect();
+        required.sort_unstable();
+        required.dedup();
+        required.truncate(n);
+        let req = JobRequest { required: required.clone(), ..JobRequest::nodes(n) };
+        if let Ok(alts) = plan(&topo, &view, &req) {
+            for p in alts {
+                for r in &required { prop_assert!(p.nodes.contains(r)); }
+            }
+        }
+    }
+
     #[test]
     fn placements_respect_domains_and_states(
         view in arb_view(6),

@@ -34,20 +34,27 @@ impl Lab {
                 "{} missing: run `cargo build --release` first (scripts/test.sh does)",
                 plugin.display()
             );
-            let out = Command::new("bash")
-                .arg(repo.join("scripts/lab-up.sh"))
-                .env("LAB", &dir)
-                .env("TOPO", "nvl72")
-                .output()
-                .expect("cannot run scripts/lab-up.sh");
-            assert!(
-                out.status.success(),
-                "lab-up.sh failed:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            Lab { repo, dir }
+            let lab = Lab { repo, dir };
+            lab.restart_with(&[]);
+            lab
         })
+    }
+
+    /// Runs lab-up.sh (which restarts the daemons when their config or plugin changed).
+    pub fn restart_with(&self, env: &[(&str, &str)]) {
+        let out = Command::new("bash")
+            .arg(self.repo.join("scripts/lab-up.sh"))
+            .env("LAB", &self.dir)
+            .env("TOPO", "nvl72")
+            .envs(env.iter().copied())
+            .output()
+            .expect("cannot run scripts/lab-up.sh");
+        assert!(
+            out.status.success(),
+            "lab-up.sh failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Exclusive use of an empty, healthy cluster for one test.
