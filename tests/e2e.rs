@@ -243,3 +243,34 @@ fn restart_with_a_broken_file_keeps_the_last_good_racks() {
         "racks not kept: {log}"
     );
 }
+
+#[test]
+fn node_ranges_stay_inside_one_rack() {
+    let (lab, _g) = Lab::claim();
+    let filler = lab.submit(&["-N", "15", "--exclusive"]);
+    let filler_racks = racks(&lab.running_nodes(filler));
+    let job = lab.submit(&["-N", "2-6", "--exclusive"]);
+    let nodes = lab.running_nodes(job);
+    assert!((2..=6).contains(&nodes.len()), "{nodes:?}");
+    assert_eq!(racks(&nodes).len(), 1, "{nodes:?}");
+    assert_eq!(
+        racks(&nodes),
+        filler_racks,
+        "best fit: the 3 trays next to the filler"
+    );
+}
+
+#[test]
+fn exclusive_topo_reserves_the_whole_rack() {
+    let (lab, _g) = Lab::claim();
+    let topo = lab.submit(&["-N", "2", "--exclusive=topo"]);
+    let topo_rack = racks(&lab.running_nodes(topo));
+    assert_eq!(topo_rack.len(), 1);
+    // Best fit alone would put this job next to the first one; the rack is reserved instead.
+    let other = lab.submit(&["-N", "4", "--exclusive"]);
+    let other_racks = racks(&lab.running_nodes(other));
+    assert_ne!(
+        other_racks, topo_rack,
+        "a job landed in a rack held with --exclusive=topo"
+    );
+}
