@@ -19,7 +19,8 @@
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
 #   PLUGIN [<repo>/target/release/libtopology_nvl72.so]   installed as topology_nvl72.so
-#   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it
+#   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it;
+#                             "none": no topology.toml (nvl72 then reads topology.conf's BlockName=)
 #   EXTRA_CONF []             text appended to slurm.conf
 #   CLEAN [0]                 1 = wipe slurmctld state, slurmd spool and logs before starting
 #   WAIT [120]                seconds to wait for all nodes to be idle
@@ -87,7 +88,7 @@ case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree 
 if [ "$TOPO" = nvl72 ]; then
     [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: cargo build --release (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
     [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
-    if [ -n "$TOPOLOGY_TOML" ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi
+    if [ -n "$TOPOLOGY_TOML" ] && [ "$TOPOLOGY_TOML" != none ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi
 fi
 if [ -r "$LAB_REPO/slurm-headers/PIN" ]; then
     # shellcheck disable=SC1091
@@ -295,7 +296,7 @@ echo "CgroupPlugin=disabled" > "$CONF/cgroup.conf"
     fi
 } > "$CONF/topology.conf"
 
-if [ "$TOPO" = nvl72 ]; then
+if [ "$TOPO" = nvl72 ] && [ "$TOPOLOGY_TOML" != none ]; then
     if [ -n "$TOPOLOGY_TOML" ]; then
         cp "$TOPOLOGY_TOML" "$CONF/topology.toml"
     else
@@ -314,15 +315,17 @@ fi
 install_file() { cp "$1" "$2.lab-new" && chmod 644 "$2.lab-new" && mv -f "$2.lab-new" "$2"; }
 changed=()
 files=(slurm.conf gres.conf cgroup.conf topology.conf)
-[ "$TOPO" = nvl72 ] && files+=(topology.toml)
+if [ "$TOPO" = nvl72 ] && [ "$TOPOLOGY_TOML" != none ]; then
+    files+=(topology.toml)
+elif [ -e "$ROOT/etc/slurm/topology.toml" ]; then
+    rm -f "$ROOT/etc/slurm/topology.toml"; changed+=("-topology.toml")
+fi
 for f in "${files[@]}"; do
     cmp -s "$CONF/$f" "$ROOT/etc/slurm/$f" || { install_file "$CONF/$f" "$ROOT/etc/slurm/$f"; changed+=("$f"); }
 done
 if [ "$TOPO" = nvl72 ]; then
     cmp -s "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so" ||
         { install_file "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so"; changed+=("topology_nvl72.so"); }
-else
-    rm -f "$ROOT/etc/slurm/topology.toml"
 fi
 [ ${#changed[@]} -gt 0 ] && log "installed: ${changed[*]}"
 

@@ -274,3 +274,20 @@ fn exclusive_topo_reserves_the_whole_rack() {
         "a job landed in a rack held with --exclusive=topo"
     );
 }
+
+#[test]
+fn racks_come_from_a_block_topology_conf_without_topology_toml() {
+    let (lab, _g) = Lab::claim();
+    let before = lab.log("slurmctld.log").len();
+    lab.restart_with(&[("TOPOLOGY_TOML", "none")]);
+    let log = lab.log("slurmctld.log")[before..].to_string();
+    let job = lab.submit(&["-N", "18", "--exclusive"]);
+    let placed = racks(&lab.running_nodes(job));
+    let _ = lab.sl(&["scancel", &job.to_string()]);
+    lab.restart_with(&[]);
+    assert!(
+        log.contains("4 racks, 72 trays, 4 GPUs per tray from /etc/slurm/topology.conf"),
+        "{log}"
+    );
+    assert_eq!(placed.len(), 1);
+}
