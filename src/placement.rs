@@ -90,40 +90,72 @@ impl Placement {
     }
 }
 
-/// Free trays of one domain, in the order they should be handed out.
+/// The free trays of one domain, counted without materialising them: only the racks a plan
+/// actually uses get a node list (see [`Ctx::take`]), which keeps a decision on 278 racks cheap.
 struct Hole {
     domain: usize,
-    /// Required nodes first, then trays already running other jobs (packs shared jobs), then
-    /// tray order.
-    free: Vec<usize>,
+    /// Trays offered to the job.
+    free: usize,
     /// Some trays are busy, excluded or unavailable: not a whole healthy rack.
     broken: bool,
-    /// How many `-w` nodes lie in this domain (they head `free`).
+    /// How many `-w` nodes lie in this domain.
     required: usize,
 }
 
-fn holes(topo: &Topology, view: &ClusterView, required: &[usize]) -> Vec<Hole> {
-    topo.domains
-        .iter()
-        .enumerate()
-        .map(|(d, dom)| {
-            let mut free: Vec<usize> = dom
-                .nodes
-                .iter()
-                .copied()
-                .filter(|&n| view.tray(n).candidate)
-                .collect();
-            free.sort_by_key(|n| (!required.contains(n), !view.tray(*n).in_use));
-            let broken = free.len() < dom.nodes.len();
-            let required = free.iter().filter(|n| required.contains(n)).count();
-            Hole {
-                domain: d,
-                free,
-                broken,
-                required,
-            }
-        })
-        .collect()
+/// What a plan needs to look at: the racks, the trays' states and the `-w` nodes.
+struct Ctx<'a> {
+    topo: &'a Topology,
+    view: &'a ClusterView,
+    required: &'a [usize],
+}
+
+impl Ctx<'_> {
+    fn holes(&self) -> Vec<Hole> {
+        self.topo
+            .domains
+            .iter()
+            .enumerate()
+            .map(|(d, dom)| {
+                let mut free = 0;
+                let mut required = 0;
+                for &n in &dom.nodes {
+                    if self.view.tray(n).candidate {
+                        free += 1;
+                        required += usize::from(self.required.contains(&n));
+                    }
+                }
+                Hole {
+                    domain: d,
+                    free,
+                    broken: free < dom.nodes.len(),
+                    required,
+                }
+            })
+            .collect()
+    }
+
+    /// The first `k` free trays of domain `d`: required nodes first, then trays already running
+    /// other jobs (packs shared jobs), then tray order.
+    fn take(&self, d: usize, k: usize) -> Vec<usize> {
+        let mut free: Vec<usize> = self.topo.domains[d]
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&n| self.view.tray(n).candidate)
+            .collect();
+        free.sort_by_key(|n| (!self.required.contains(n), !self.view.tray(*n).in_use));
+        free.truncate(k);
+        free
+    }
+
+    /// An exact placement of `pieces` (domain, nodes), nodes grouped by piece.
+    fn materialize(&self, pieces: Vec<(usize, usize)>) -> Placement {
+        Placement {
+            nodes: pieces.iter().flat_map(|&(d, k)| self.take(d, k)).collect(),
+            exact: true,
+            pieces,
+        }
+    }
 }
 
 /// Rejects requests that no state of the cluster could satisfy, before any placement work:
@@ -182,64 +214,65 @@ pub fn plan(
     if req.required.iter().any(|&n| !view.tray(n).candidate) {
         return Err(Reject::NotNow("a required node is not available".into()));
     }
-    let holes = holes(topo, view, &req.required);
+    let ctx = Ctx {
+        topo,
+        view,
+        required: &req.required,
+    };
+    let holes = ctx.holes();
     match req.segment {
-        Some(s) => plan_segments(topo, &holes, req, s),
+        Some(s) => plan_segments(&ctx, &holes, req, s),
         None if req.is_flexible() && req.min_nodes <= max_domain => {
-            plan_flexible(topo, &holes, req)
+            plan_flexible(&ctx, &holes, req)
         }
-        None if req.min_nodes <= max_domain => {
-            plan_one_domain(&holes, req.min_nodes, topo, &req.required)
-        }
-        None => plan_spread(topo, &holes, req.min_nodes, 1, &req.required),
+        None if req.min_nodes <= max_domain => plan_one_domain(&ctx, &holes, req.min_nodes),
+        None => plan_spread(&ctx, &holes, req.min_nodes, 1),
     }
 }
 
 /// Segments after [`validate`]: one segment is a one-domain job, several follow the policy.
 fn plan_segments(
-    topo: &Topology,
+    ctx: &Ctx,
     holes: &[Hole],
     req: &JobRequest,
     s: usize,
 ) -> Result<Vec<Placement>, Reject> {
     let count = req.min_nodes / s;
     if count == 1 {
-        return plan_one_domain(holes, s, topo, &req.required);
+        return plan_one_domain(ctx, holes, s);
     }
-    match topo.policy.segment_placement {
-        SegmentPlacement::BestFit => best_fit_segments(topo, holes, count, s).map(|p| vec![p]),
-        SegmentPlacement::Consolidate => plan_spread(topo, holes, count, s, &[]),
+    match ctx.topo.policy.segment_placement {
+        SegmentPlacement::BestFit => best_fit_segments(ctx, holes, count, s).map(|p| vec![p]),
+        SegmentPlacement::Consolidate => plan_spread(ctx, holes, count, s),
     }
 }
 
-/// Ranks domains that can hold `n` nodes, best fit first, and offers each as an alternative.
-fn plan_one_domain(
-    holes: &[Hole],
-    n: usize,
-    topo: &Topology,
-    required: &[usize],
-) -> Result<Vec<Placement>, Reject> {
+/// Domains that can hold `n` nodes and every `-w` node, best fit first (at most
+/// [`MAX_ALTERNATIVES`], found without sorting all racks).
+fn ranked_fits<'h>(ctx: &Ctx, holes: &'h [Hole], n: usize) -> Vec<&'h Hole> {
+    let topo = ctx.topo;
     let mut fits: Vec<&Hole> = holes
         .iter()
-        .filter(|h| {
-            h.free.len() >= n
-                && required
-                    .iter()
-                    .all(|r| topo.domain_of(*r) == Some(h.domain))
-        })
+        .filter(|h| h.free >= n && h.required == ctx.required.len())
         .collect();
+    let key = |h: &&Hole| fit_key(topo, h, h.free - n);
+    if fits.len() > MAX_ALTERNATIVES {
+        fits.select_nth_unstable_by_key(MAX_ALTERNATIVES - 1, key);
+        fits.truncate(MAX_ALTERNATIVES);
+    }
+    fits.sort_unstable_by_key(key);
+    fits
+}
+
+/// Ranks domains that can hold `n` nodes, best fit first, and offers each as an alternative.
+fn plan_one_domain(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placement>, Reject> {
+    let fits = ranked_fits(ctx, holes, n);
     if fits.is_empty() {
         return Err(Reject::NotNow(format!("no rack has {n} free trays")));
     }
-    fits.sort_by_key(|h| fit_key(topo, h, h.free.len() - n));
     Ok(fits
         .into_iter()
-        .take(MAX_ALTERNATIVES)
-        .map(|h| Placement {
-            nodes: h.free[..n].to_vec(),
-            exact: true,
-            pieces: vec![(h.domain, n)],
-        })
+        .map(|h| ctx.materialize(vec![(h.domain, n)]))
         .collect())
 }
 
@@ -250,40 +283,31 @@ fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, usize) {
 }
 
 /// A node range or open count: offer whole free domains and let Slurm choose how many nodes.
-fn plan_flexible(
-    topo: &Topology,
-    holes: &[Hole],
-    req: &JobRequest,
-) -> Result<Vec<Placement>, Reject> {
-    let mut fits: Vec<&Hole> = holes
-        .iter()
-        .filter(|h| h.free.len() >= req.min_nodes)
-        .filter(|h| {
-            req.required
-                .iter()
-                .all(|r| topo.domain_of(*r) == Some(h.domain))
-        })
-        .collect();
-    fits.sort_by_key(|h| fit_key(topo, h, h.free.len() - req.min_nodes));
-    let mut out: Vec<Placement> = fits
+fn plan_flexible(ctx: &Ctx, holes: &[Hole], req: &JobRequest) -> Result<Vec<Placement>, Reject> {
+    let whole = |d: usize, k: usize| Placement {
+        nodes: ctx.take(d, k),
+        exact: false,
+        pieces: vec![(d, k)],
+    };
+    let mut out: Vec<Placement> = ranked_fits(ctx, holes, req.min_nodes)
         .into_iter()
-        .take(MAX_ALTERNATIVES)
-        .map(|h| Placement {
-            nodes: h.free.clone(),
-            exact: false,
-            pieces: vec![(h.domain, h.free.len())],
-        })
+        .map(|h| whole(h.domain, h.free))
         .collect();
     // Last resort for requests allowed more nodes than a rack holds, whose node count Slurm
     // derives from GPUs or CPUs: every rack's free trays, fullest racks first.
-    let mut all: Vec<&Hole> = holes.iter().filter(|h| !h.free.is_empty()).collect();
-    all.sort_by_key(|h| (Reverse(h.free.len()), h.domain));
-    if req.max_nodes > topo.max_domain_size() && all.len() > 1 {
-        out.push(Placement {
-            nodes: all.iter().flat_map(|h| h.free.iter().copied()).collect(),
-            exact: false,
-            pieces: all.iter().map(|h| (h.domain, h.free.len())).collect(),
-        });
+    if req.max_nodes > ctx.topo.max_domain_size() && ctx.required.is_empty() {
+        let mut all: Vec<&Hole> = holes.iter().filter(|h| h.free > 0).collect();
+        all.sort_by_key(|h| (Reverse(h.free), h.domain));
+        if all.len() > 1 {
+            out.push(Placement {
+                nodes: all
+                    .iter()
+                    .flat_map(|h| ctx.take(h.domain, h.free))
+                    .collect(),
+                exact: false,
+                pieces: all.iter().map(|h| (h.domain, h.free)).collect(),
+            });
+        }
     }
     if out.is_empty() {
         return Err(Reject::NotNow(format!(
@@ -298,24 +322,19 @@ fn plan_flexible(
 /// possible: fullest domains first, the remainder into the best-fitting one. With rack groups,
 /// a plan inside one group wins when it needs no more racks than the global plan.
 fn plan_spread(
-    topo: &Topology,
+    ctx: &Ctx,
     holes: &[Hole],
     units: usize,
     unit: usize,
-    required: &[usize],
 ) -> Result<Vec<Placement>, Reject> {
-    let forced: Vec<usize> = {
-        let mut f: Vec<usize> = required.iter().filter_map(|r| topo.domain_of(*r)).collect();
-        f.sort_unstable();
-        f.dedup();
-        f
-    };
+    let topo = ctx.topo;
     let all: Vec<&Hole> = holes.iter().collect();
-    let global = spread_within(topo, &all, units, unit, &forced).ok_or_else(|| {
+    let global = spread_within(topo, &all, units, unit, ctx.required.len()).ok_or_else(|| {
         Reject::NotNow(format!(
             "not enough free trays for {units} x {unit} nodes in whole pieces"
         ))
     })?;
+    let mut best = global;
     if topo.policy.prefer_same_group {
         let mut groups: Vec<&str> = topo
             .domains
@@ -324,49 +343,43 @@ fn plan_spread(
             .collect();
         groups.sort_unstable();
         groups.dedup();
-        let best_group = groups
+        let in_group = groups
             .iter()
             .filter_map(|g| {
                 let members: Vec<&Hole> = holes
                     .iter()
                     .filter(|h| topo.domains[h.domain].group.as_deref() == Some(*g))
                     .collect();
-                spread_within(topo, &members, units, unit, &forced)
+                spread_within(topo, &members, units, unit, ctx.required.len())
             })
-            .filter(|p| p.pieces.len() <= global.pieces.len())
-            .min_by_key(|p| p.pieces.len());
-        if let Some(p) = best_group {
-            return Ok(vec![p]);
+            .filter(|p| p.len() <= best.len())
+            .min_by_key(|p| p.len());
+        if let Some(p) = in_group {
+            best = p;
         }
     }
-    Ok(vec![global])
+    Ok(vec![ctx.materialize(best)])
 }
 
+/// The pieces `(domain, nodes)` of a fewest-domains plan over `holes`, or None if it cannot
+/// be done. `required` is how many `-w` nodes there are; all must be covered.
 fn spread_within(
     topo: &Topology,
     holes: &[&Hole],
     units: usize,
     unit: usize,
-    forced: &[usize],
-) -> Option<Placement> {
-    if forced.iter().any(|d| !holes.iter().any(|h| h.domain == *d)) {
-        return None;
+    required: usize,
+) -> Option<Vec<(usize, usize)>> {
+    let forced: Vec<&Hole> = holes.iter().copied().filter(|h| h.required > 0).collect();
+    if forced.iter().map(|h| h.required).sum::<usize>() < required {
+        return None; // some `-w` rack is not among these holes
     }
-    let capacity = |h: &Hole| h.free.len() / unit;
-    let mut placement = Placement {
-        nodes: Vec::new(),
-        exact: true,
-        pieces: Vec::new(),
-    };
-    let take = |h: &Hole, k: usize, p: &mut Placement| {
-        p.nodes.extend_from_slice(&h.free[..k * unit]);
-        p.pieces.push((h.domain, k * unit));
-    };
+    let capacity = |h: &Hole| h.free / unit;
     // Racks named by `-w` are used anyway: first give each enough units for its required
-    // nodes (they sort first in `free`), then fill them before opening other racks.
+    // nodes (they come first in `Ctx::take`), then fill them before opening other racks.
     let mut rem = units;
     let mut granted: Vec<(&Hole, usize)> = Vec::new();
-    for h in holes.iter().filter(|h| forced.contains(&h.domain)) {
+    for h in forced {
         let need = h.required.div_ceil(unit).max(1);
         if need > capacity(h) || need > rem {
             return None;
@@ -379,57 +392,52 @@ fn spread_within(
         *k += extra;
         rem -= extra;
     }
-    for (h, k) in granted {
-        take(h, k, &mut placement);
-    }
+    let mut pieces: Vec<(usize, usize)> =
+        granted.iter().map(|(h, k)| (h.domain, k * unit)).collect();
     let mut rest: Vec<&Hole> = holes
         .iter()
         .copied()
-        .filter(|h| !forced.contains(&h.domain) && capacity(h) > 0)
+        .filter(|h| h.required == 0 && capacity(h) > 0)
         .collect();
-    rest.sort_by_key(|h| (Reverse(capacity(h)), h.broken, h.domain));
+    rest.sort_unstable_by_key(|h| (Reverse(capacity(h)), h.broken, h.domain));
+    let mut next = 0;
     while rem > 0 {
-        let last = rest
+        let last = rest[next..]
             .iter()
-            .enumerate()
-            .filter(|(_, h)| capacity(h) >= rem)
-            .min_by_key(|(_, h)| fit_key(topo, h, capacity(h) - rem));
-        if let Some((i, h)) = last {
-            take(h, rem, &mut placement);
-            rest.remove(i);
+            .filter(|h| capacity(h) >= rem)
+            .min_by_key(|h| fit_key(topo, h, capacity(h) - rem));
+        if let Some(h) = last {
+            pieces.push((h.domain, rem * unit));
             rem = 0;
-        } else if !rest.is_empty() {
-            let h = rest.remove(0);
-            take(h, capacity(h), &mut placement);
+        } else if next < rest.len() {
+            let h = rest[next];
+            next += 1;
+            pieces.push((h.domain, capacity(h) * unit));
             rem -= capacity(h);
         } else {
             return None;
         }
     }
-    Some(placement)
+    Some(pieces)
 }
 
 /// topology/block's segment rule, each segment on its own: the domain whose free trays fit
 /// the segment most tightly; ties go to domains the job already uses, then broken ones.
 fn best_fit_segments(
-    topo: &Topology,
+    ctx: &Ctx,
     holes: &[Hole],
     count: usize,
     s: usize,
 ) -> Result<Placement, Reject> {
     let mut used = vec![0usize; holes.len()];
-    let mut placement = Placement {
-        nodes: Vec::new(),
-        exact: true,
-        pieces: Vec::new(),
-    };
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
     for _ in 0..count {
         let best = holes
             .iter()
             .enumerate()
-            .filter(|(i, h)| h.free.len() - used[*i] >= s)
+            .filter(|(i, h)| h.free - used[*i] >= s)
             .min_by_key(|(i, h)| {
-                let (leftover, keep_whole, d) = fit_key(topo, h, h.free.len() - used[*i] - s);
+                let (leftover, keep_whole, d) = fit_key(ctx.topo, h, h.free - used[*i] - s);
                 (leftover, used[*i] == 0, keep_whole, d)
             });
         let Some((i, h)) = best else {
@@ -437,16 +445,13 @@ fn best_fit_segments(
                 "no rack has {s} free trays for the next segment"
             )));
         };
-        placement
-            .nodes
-            .extend_from_slice(&h.free[used[i]..used[i] + s]);
-        match placement.pieces.iter_mut().find(|(d, _)| *d == h.domain) {
+        match pieces.iter_mut().find(|(d, _)| *d == h.domain) {
             Some(piece) => piece.1 += s,
-            None => placement.pieces.push((h.domain, s)),
+            None => pieces.push((h.domain, s)),
         }
         used[i] += s;
     }
-    Ok(placement)
+    Ok(ctx.materialize(pieces))
 }
 
 #[cfg(test)]
