@@ -113,43 +113,40 @@ pub fn node_count() -> usize {
     unsafe { b::node_record_count.max(0) as usize }
 }
 
-/// The node at `index`, or None for a hole in the table (dynamic or future nodes).
-pub fn node(index: usize) -> Option<NodeInfo> {
+/// The node record at `index`, or None for an index out of range or a hole in the table
+/// (dynamic or future nodes).
+fn record(index: usize) -> Option<*mut b::node_record_t> {
     if index >= node_count() {
         return None;
     }
-    // SAFETY: index < node_record_count, so the table slot is readable; a non-NULL entry points
-    // to a live node_record_t whose `name` is NULL or a NUL-terminated string.
+    // SAFETY: index < node_record_count, so the slot of a non-NULL table is readable.
     unsafe {
         let table = b::node_record_table_ptr;
         if table.is_null() {
             return None;
         }
         let rec = *table.add(index);
-        if rec.is_null() || (*rec).name.is_null() {
-            return None;
-        }
-        Some(NodeInfo {
+        (!rec.is_null()).then_some(rec)
+    }
+}
+
+/// The node at `index` with its name.
+pub fn node(index: usize) -> Option<NodeInfo> {
+    let rec = record(index)?;
+    // SAFETY: `record` returns live node records; `name` is NULL or NUL-terminated.
+    unsafe {
+        let name = (*rec).name;
+        (!name.is_null()).then(|| NodeInfo {
             index,
-            name: CStr::from_ptr((*rec).name).to_string_lossy().into_owned(),
+            name: CStr::from_ptr(name).to_string_lossy().into_owned(),
         })
     }
 }
 
 /// The state word of the node at `index` without copying its name (hot path of eval).
 pub fn node_state(index: usize) -> Option<u32> {
-    if index >= node_count() {
-        return None;
-    }
-    // SAFETY: as in `node`.
-    unsafe {
-        let table = b::node_record_table_ptr;
-        if table.is_null() {
-            return None;
-        }
-        let rec = *table.add(index);
-        (!rec.is_null()).then(|| (*rec).node_state)
-    }
+    // SAFETY: `record` returns live node records.
+    record(index).map(|rec| unsafe { (*rec).node_state })
 }
 
 /// Sets `node_rank` for the node at `index`.
@@ -158,15 +155,9 @@ pub fn node_state(index: usize) -> Option<u32> {
 /// Only while slurmctld builds its node table (generate_node_ranking): no other thread may
 /// read or write node records at the same time.
 pub unsafe fn set_node_rank(index: usize, rank: u32) {
-    if index >= node_count() {
-        return;
-    }
-    // SAFETY: index is in range; exclusive access per the contract above.
-    unsafe {
-        let rec = *b::node_record_table_ptr.add(index);
-        if !rec.is_null() {
-            (*rec).node_rank = rank;
-        }
+    if let Some(rec) = record(index) {
+        // SAFETY: a live record; exclusive access per the contract above.
+        unsafe { (*rec).node_rank = rank };
     }
 }
 
