@@ -10,4 +10,5 @@ pub mod hostlist;
 pub mod metrics;
 pub mod model;
 pub mod placement;
+pub mod sim;
 pub mod topoinfo;

@@ -1,0 +1,53 @@
+//! Engine decision latency on 278 racks (5,004 trays) at 0%, 50% and 90% occupancy, with a
+//! fixed mix of request sizes with and without `--segment` (see `topology_nvl72::sim::bench`).
+//!
+//! `cargo bench --bench decision`. Criterion reports the time of one round of all requests;
+//! the throughput line gives decisions per second. Afterwards the bench prints the mean and
+//! p99 per decision from its own per-call timing, which criterion does not report.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use topology_nvl72::placement::plan;
+use topology_nvl72::sim::bench::{measure, scenarios};
+
+const RACKS: usize = 278;
+
+fn decision(c: &mut Criterion) {
+    let scenarios = scenarios(RACKS, 1);
+    let mut group = c.benchmark_group("plan");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for s in &scenarios {
+        group.throughput(Throughput::Elements(s.requests.len() as u64));
+        group.bench_function(format!("{:.0}% busy", s.occupancy * 100.0), |b| {
+            b.iter(|| {
+                for req in &s.requests {
+                    black_box(plan(&s.topo, &s.view, black_box(req)).ok());
+                }
+            })
+        });
+    }
+    group.finish();
+    println!("\nper decision (own timing, {} calls each):", 400 * 15);
+    println!(
+        "{:<22} {:>10} {:>10} {:>10}",
+        "scenario", "mean us", "p50 us", "p99 us"
+    );
+    for s in &scenarios {
+        let m = measure(s, 400);
+        println!(
+            "{:<22} {:>10.2} {:>10.2} {:>10.2}",
+            m.scenario,
+            m.latency.mean_ns / 1e3,
+            m.latency.p50_ns as f64 / 1e3,
+            m.latency.p99_ns as f64 / 1e3
+        );
+    }
+}
+
+criterion_group!(benches, decision);
+criterion_main!(benches);

@@ -1,0 +1,584 @@
+//! `nvl72`: the placement simulator's command line.
+//!
+//! ```text
+//! nvl72 simulate --workload synthetic --racks 278 --jobs 3000 --load 0.9 --lambda 0.02
+//! nvl72 simulate --workload philly --racks 12 --load 1.2 --json out.json --plot out.svg
+//! nvl72 analytic --k 4,16 --lambda 0,0.05 --racks 278 --seeds 20
+//! nvl72 bench --racks 278
+//! ```
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Deserialize;
+
+use topology_nvl72::config::Policy;
+use topology_nvl72::sim::analytic;
+use topology_nvl72::sim::bench;
+use topology_nvl72::sim::failures::FailureModel;
+use topology_nvl72::sim::job::{hours, offered_load, Job, HOUR};
+use topology_nvl72::sim::philly::{self, PhillySpec};
+use topology_nvl72::sim::plot;
+use topology_nvl72::sim::policy::PolicyKind;
+use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
+use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
+use topology_nvl72::sim::synthetic::{self, SyntheticSpec};
+
+#[derive(Parser)]
+#[command(
+    name = "nvl72",
+    version,
+    about = "Placement simulator for GB200 NVL72 racks: the nvl72 engine vs topology/block vs a naive first fit"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Replay a workload under several policies side by side.
+    Simulate(SimulateArgs),
+    /// Check the segment-size capacity formula against the simulator.
+    Analytic(AnalyticArgs),
+    /// Engine decision latency (mean, p50, p99) at 0%, 50% and 90% occupancy.
+    Bench(BenchArgs),
+    /// Average several `simulate --json` reports (e.g. seeds) into one markdown table.
+    Summarize(SummarizeArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Workload {
+    Philly,
+    Synthetic,
+}
+
+#[derive(Args)]
+struct SimulateArgs {
+    #[arg(long, value_enum, default_value = "synthetic")]
+    workload: Workload,
+    /// Philly CSV [default: ../shared/data/philly-multigpu-jobs.csv]
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Racks of 18 trays [default: 278 synthetic, 12 philly]
+    #[arg(long)]
+    racks: Option<usize>,
+    /// Jobs: synthetic jobs to draw [default: 3000], or the first N of the trace
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Offered load on the healthy trays [default: 0.9 synthetic; philly keeps its times]
+    #[arg(long)]
+    load: Option<f64>,
+    /// Philly: multiply each job's trays by F (rounded, at least 1)
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    scale_sizes: f64,
+    /// Synthetic: set a class's segment, e.g. `--segment 144+=16 --segment 8-16=none`
+    #[arg(long = "segment", value_name = "CLASS=K")]
+    segments: Vec<String>,
+    /// Synthetic: median run time, hours (log-normal)
+    #[arg(long, default_value_t = 1.5)]
+    runtime_median_h: f64,
+    /// Synthetic: sigma of the log-normal run time
+    #[arg(long, default_value_t = 1.2)]
+    runtime_sigma: f64,
+    /// Steady-state probability that a tray is unavailable
+    #[arg(long, default_value_t = 0.0)]
+    lambda: f64,
+    /// Mean time to repair a tray, hours
+    #[arg(long, value_name = "HOURS", default_value_t = 72.0)]
+    mttr: f64,
+    /// Mean time between failures of a tray, hours (instead of --lambda)
+    #[arg(long, value_name = "HOURS", conflicts_with = "lambda")]
+    mtbf: Option<f64>,
+    /// Trays drawn down at the start stay down; no other failures
+    #[arg(long, conflicts_with = "mtbf")]
+    static_failures: bool,
+    #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
+    policies: Vec<PolicyKind>,
+    /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs
+    #[arg(long)]
+    policy_file: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Backfill depth (Slurm's bf_max_job_test)
+    #[arg(long, default_value_t = 500)]
+    bf_depth: usize,
+    /// Stop after this many simulated days (jobs left count as unfinished)
+    #[arg(long)]
+    horizon_days: Option<f64>,
+    /// Hold a job killed by tray failures more than N times (Slurm's MaxBatchRequeue);
+    /// -1: re-queue forever
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        allow_negative_numbers = true
+    )]
+    max_requeue: i64,
+    /// Write the full report as JSON
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write occupancy and queue length over time as SVG
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Do not time placement calls (the JSON is then identical for equal seeds)
+    #[arg(long)]
+    no_timing: bool,
+    /// Run the policies one after another instead of in parallel (clean timings)
+    #[arg(long)]
+    serial: bool,
+    /// Recount the cluster after every event (slow; for debugging)
+    #[arg(long)]
+    check: bool,
+    /// No progress bars
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct AnalyticArgs {
+    /// Segment sizes
+    #[arg(long, value_delimiter = ',', default_value = "4,8,9,16,18")]
+    k: Vec<usize>,
+    /// Unavailability rates
+    #[arg(long, value_delimiter = ',', default_value = "0,0.02,0.05,0.1")]
+    lambda: Vec<f64>,
+    #[arg(long, default_value_t = 278)]
+    racks: usize,
+    /// Failure draws per point
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    #[arg(long, value_delimiter = ',', default_value = "nvl72,block")]
+    policies: Vec<PolicyKind>,
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[arg(long, default_value_t = 278)]
+    racks: usize,
+    /// Times each request is timed per scenario
+    #[arg(long, default_value_t = 400)]
+    rounds: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also print every request's latency
+    #[arg(long)]
+    per_request: bool,
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SummarizeArgs {
+    /// JSON reports of the same workload and cluster, e.g. one per seed
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().cmd {
+        Cmd::Simulate(a) => simulate(&a),
+        Cmd::Analytic(a) => run_analytic(&a),
+        Cmd::Bench(a) => run_bench(&a),
+        Cmd::Summarize(a) => summarize(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nvl72: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn simulate(a: &SimulateArgs) -> Result<(), String> {
+    let racks = a.racks.unwrap_or(match a.workload {
+        Workload::Synthetic => 278,
+        Workload::Philly => 12,
+    });
+    if racks == 0 {
+        return Err("--racks must be at least 1".into());
+    }
+    let failures = match a.mtbf {
+        Some(mtbf) if mtbf > 0.0 && a.mttr > 0.0 => FailureModel::OnOff {
+            mtbf_h: mtbf,
+            mttr_h: a.mttr,
+        },
+        Some(_) => return Err("--mtbf and --mttr must be positive".into()),
+        None => {
+            FailureModel::with_unavailability(a.lambda, (!a.static_failures).then_some(a.mttr))?
+        }
+    };
+    let mut cfg = SimConfig::new(racks);
+    cfg.failures = failures;
+    cfg.seed = a.seed;
+    cfg.bf_depth = a.bf_depth;
+    cfg.timing = !a.no_timing;
+    cfg.check_invariants = a.check;
+    cfg.max_requeue = u32::try_from(a.max_requeue).ok();
+    cfg.horizon = a.horizon_days.map(|d| (d * 24.0 * HOUR as f64) as u64);
+    if let Some(path) = &a.policy_file {
+        cfg.policy = read_policy(path)?;
+    }
+    let healthy = cfg.trays() as f64 * (1.0 - failures.unavailability());
+    let (jobs, name, details) = build_workload(a, healthy)?;
+    let info = WorkloadInfo {
+        name: name.into(),
+        details,
+        jobs: jobs.len(),
+        offered_load: offered_load(&jobs, healthy),
+        span_h: hours(jobs.last().map_or(0, |j| j.submit)),
+        gpu_hours: jobs
+            .iter()
+            .map(|j| (j.trays * cfg.gpus_per_tray) as f64 * hours(j.runtime))
+            .sum(),
+    };
+
+    let bars = Bars::new(&a.policies, jobs.len(), a.quiet);
+    let policies = simulate_all(&cfg, &jobs, &a.policies, !a.serial, &|k, done| {
+        bars.set(k, done)
+    });
+    bars.finish();
+    let report = RunReport {
+        workload: info,
+        sim: cfg,
+        policies,
+    };
+    print!("{}", report.to_table());
+    if let Some(path) = &a.json {
+        write(path, &report.to_json())?;
+    }
+    if let Some(path) = &a.plot {
+        let w = &report.workload;
+        let title = format!(
+            "{} ({} jobs, load {:.2}) on {} racks, failures: {}",
+            w.name,
+            w.jobs,
+            w.offered_load,
+            racks,
+            describe_failures(&failures)
+        );
+        write(path, &plot::svg(&report.policies, &title))?;
+    }
+    Ok(())
+}
+
+fn build_workload(
+    a: &SimulateArgs,
+    healthy: f64,
+) -> Result<(Vec<Job>, &'static str, serde_json::Value), String> {
+    match a.workload {
+        Workload::Synthetic => {
+            let mut spec = SyntheticSpec::new(
+                a.jobs.unwrap_or(3000),
+                a.load.unwrap_or(0.9),
+                healthy,
+                a.seed,
+            );
+            spec.runtime_median_h = a.runtime_median_h;
+            spec.runtime_sigma = a.runtime_sigma;
+            for rule in &a.segments {
+                synthetic::set_segment(&mut spec.classes, rule)?;
+            }
+            let details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
+            Ok((synthetic::generate(&spec)?, "synthetic", details))
+        }
+        Workload::Philly => {
+            if !a.segments.is_empty() {
+                return Err("--segment applies to the synthetic workload only".into());
+            }
+            let path = a.trace.clone().unwrap_or_else(philly::default_trace_path);
+            let rows = philly::read(&path)?;
+            let spec = PhillySpec {
+                scale_sizes: a.scale_sizes,
+                load: a.load,
+                healthy_trays: healthy,
+                gpus_per_tray: 4,
+                max_jobs: a.jobs,
+                seed: a.seed,
+            };
+            let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
+            details["trace"] = serde_json::Value::String(path.display().to_string());
+            Ok((philly::workload(&rows, &spec)?, "philly", details))
+        }
+    }
+}
+
+/// The `[policy]` table of a topology.toml, or of a file that holds only that table.
+fn read_policy(path: &Path) -> Result<Policy, String> {
+    #[derive(Deserialize)]
+    struct PolicyOnly {
+        #[serde(default)]
+        policy: Policy,
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let value: toml::Value =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let policy_only = match value.get("policy") {
+        Some(p) => toml::Value::Table([("policy".to_string(), p.clone())].into_iter().collect()),
+        None => toml::Value::Table(Default::default()),
+    };
+    policy_only
+        .try_into::<PolicyOnly>()
+        .map(|p| p.policy)
+        .map_err(|e| format!("{}: [policy]: {e}", path.display()))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One progress bar per policy on stderr; hidden with `--quiet` or when stderr is no TTY.
+struct Bars {
+    bars: Vec<(PolicyKind, ProgressBar)>,
+}
+
+impl Bars {
+    fn new(kinds: &[PolicyKind], jobs: usize, quiet: bool) -> Bars {
+        let multi = MultiProgress::with_draw_target(if quiet || !std::io::stderr().is_terminal() {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        });
+        let style =
+            ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} jobs {elapsed}")
+                .expect("valid template")
+                .progress_chars("=> ");
+        let bars = kinds
+            .iter()
+            .map(|&k| {
+                let bar = multi.add(ProgressBar::new(jobs as u64));
+                bar.set_style(style.clone());
+                bar.set_prefix(k.name());
+                (k, bar)
+            })
+            .collect();
+        Bars { bars }
+    }
+
+    fn set(&self, kind: PolicyKind, done: usize) {
+        if let Some((_, bar)) = self.bars.iter().find(|(k, _)| *k == kind) {
+            bar.set_position(done as u64);
+        }
+    }
+
+    fn finish(&self) {
+        for (_, bar) in &self.bars {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn run_analytic(a: &AnalyticArgs) -> Result<(), String> {
+    if let Some(&k) = a.k.iter().find(|&&k| k == 0 || k > 18) {
+        return Err(format!("segment size {k} must be in 1..=18"));
+    }
+    println!(
+        "usable fraction while jobs wait: formula vs simulation ({} racks, {} failure draws per point)\n",
+        a.racks, a.seeds
+    );
+    println!(
+        "{:>6} {:>3} {:>6} {:>8} {:>10} {:>8} {:>8} {:>14}",
+        "policy", "k", "lambda", "formula", "simulated", "std.err", "diff", "equals draws"
+    );
+    let mut all = Vec::new();
+    for &kind in &a.policies {
+        for &k in &a.k {
+            for &lambda in &a.lambda {
+                let c = analytic::compare(kind, k, lambda, a.racks, a.seeds);
+                println!(
+                    "{:>6} {:>3} {:>6.2} {:>8.4} {:>10.4} {:>8.4} {:>7.2}% {:>14}",
+                    kind.name(),
+                    k,
+                    lambda,
+                    c.formula,
+                    c.simulated,
+                    c.std_err,
+                    100.0 * (c.simulated - c.formula) / c.formula,
+                    if c.exact_per_draw { "yes" } else { "NO" }
+                );
+                all.push(c);
+            }
+        }
+    }
+    if let Some(path) = &a.json {
+        write(
+            path,
+            &serde_json::to_string_pretty(&all).expect("serializes"),
+        )?;
+    }
+    Ok(())
+}
+
+fn run_bench(a: &BenchArgs) -> Result<(), String> {
+    println!(
+        "nvl72 engine decision latency, {} racks, {} rounds of {} requests per scenario (us)\n",
+        a.racks,
+        a.rounds,
+        bench::REQUESTS.len()
+    );
+    println!(
+        "{:<22} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "scenario", "busy", "placeable", "mean", "p50", "p99", "max"
+    );
+    let us = |ns: f64| ns / 1e3;
+    let mut all = Vec::new();
+    for s in bench::scenarios(a.racks, a.seed) {
+        let m = bench::measure(&s, a.rounds);
+        println!(
+            "{:<22} {:>8.1}% {:>5}/{:<3} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+            m.scenario,
+            m.occupancy * 100.0,
+            m.placeable,
+            m.requests,
+            us(m.latency.mean_ns),
+            us(m.latency.p50_ns as f64),
+            us(m.latency.p99_ns as f64),
+            us(m.latency.max_ns as f64)
+        );
+        if a.per_request {
+            for (i, req) in s.requests.iter().enumerate() {
+                let one = bench::Scenario {
+                    name: format!(
+                        "  -N {}{}",
+                        req.min_nodes,
+                        req.segment
+                            .map_or(String::new(), |g| format!(" --segment={g}"))
+                    ),
+                    occupancy: s.occupancy,
+                    topo: s.topo.clone(),
+                    view: s.view.clone(),
+                    requests: vec![s.requests[i].clone()],
+                };
+                let r = bench::measure(&one, a.rounds);
+                println!(
+                    "{:<22} {:>9} {:>5}/{:<3} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+                    r.scenario,
+                    "",
+                    r.placeable,
+                    1,
+                    us(r.latency.mean_ns),
+                    us(r.latency.p50_ns as f64),
+                    us(r.latency.p99_ns as f64),
+                    us(r.latency.max_ns as f64)
+                );
+            }
+        }
+        all.push(m);
+    }
+    if let Some(path) = &a.json {
+        write(
+            path,
+            &serde_json::to_string_pretty(&all).expect("serializes"),
+        )?;
+    }
+    Ok(())
+}
+
+/// The headline metrics of several reports: mean, and the range over the files.
+fn summarize(a: &SummarizeArgs) -> Result<(), String> {
+    use serde_json::Value;
+    let reports: Vec<Value> = a
+        .files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))
+        })
+        .collect::<Result<_, String>>()?;
+    let first = &reports[0];
+    println!(
+        "{} jobs of `{}`, offered load {:.2}, {} racks, failures {}; {} run(s), mean (min-max)\n",
+        first["workload"]["jobs"],
+        first["workload"]["name"].as_str().unwrap_or("?"),
+        first["workload"]["offered_load"].as_f64().unwrap_or(0.0),
+        first["sim"]["racks"],
+        first["sim"]["failures"],
+        reports.len()
+    );
+    type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
+    let metrics: [Metric; 10] = [
+        ("occupancy while waiting %", 100.0, |p| {
+            p["occupancy_while_waiting"].as_f64()
+        }),
+        ("occupancy while submitting %", 100.0, |p| {
+            p["occupancy_arrivals"].as_f64()
+        }),
+        ("stranded % of healthy GPUs", 100.0, |p| {
+            p["stranded_share"].as_f64()
+        }),
+        ("small jobs in one rack %", 100.0, |p| {
+            p["small_jobs_in_one_rack"]["share"].as_f64()
+        }),
+        ("segments in one rack %", 100.0, |p| {
+            p["segments_in_one_rack"]["share"].as_f64()
+        }),
+        ("extra racks per large job", 1.0, |p| {
+            p["large_jobs_extra_racks"].as_f64()
+        }),
+        ("wait all jobs mean h", 1.0, |p| wait_of(p, "all", "mean_h")),
+        ("wait 17-18 trays p95 h", 1.0, |p| {
+            wait_of(p, "17-18", "p95_h")
+        }),
+        ("jobs held (killed > max-requeue)", 1.0, |p| {
+            p["held"].as_f64()
+        }),
+        ("decision p99 us", 1e-3, |p| {
+            p["decision_latency"]["p99_ns"].as_f64()
+        }),
+    ];
+    let policies: Vec<String> = first["policies"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p["policy"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    println!("| metric | {} |", policies.join(" | "));
+    println!("|---|{}", "---|".repeat(policies.len()));
+    for (name, scale, get) in metrics {
+        let cells: Vec<String> = policies
+            .iter()
+            .map(|pol| {
+                let vals: Vec<f64> = reports
+                    .iter()
+                    .filter_map(|r| {
+                        r["policies"]
+                            .as_array()?
+                            .iter()
+                            .find(|p| p["policy"] == pol.as_str())
+                            .and_then(get)
+                    })
+                    .map(|v| v * scale)
+                    .collect();
+                if vals.is_empty() {
+                    return "-".into();
+                }
+                let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+                let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if vals.len() == 1 || (hi - lo).abs() < 1e-9 {
+                    format!("{mean:.2}")
+                } else {
+                    format!("{mean:.2} ({lo:.2}-{hi:.2})")
+                }
+            })
+            .collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    }
+    Ok(())
+}
+
+fn wait_of(p: &serde_json::Value, class: &str, key: &str) -> Option<f64> {
+    p["wait"]
+        .as_array()?
+        .iter()
+        .find(|w| w["class"] == class)
+        .and_then(|w| w[key].as_f64())
+}

@@ -1,0 +1,179 @@
+//! Decision-latency scenarios for the engine, shared by `benches/decision.rs` (criterion)
+//! and `nvl72 bench` (exact percentiles).
+//!
+//! A scenario is a cluster state at a target occupancy, built the way a real cluster gets
+//! there: jobs from the synthetic mix are placed by the engine until the cluster is 10 points
+//! fuller than the target, then random jobs end until it is back at the target, which leaves
+//! the holes that departures leave. 2% of trays are down. The requests are a fixed mix of
+//! sizes, with and without `--segment`.
+
+use std::time::Instant;
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use super::latency::{summarize, LatencySummary};
+use crate::config::Policy;
+use crate::model::{ClusterView, Topology};
+use crate::placement::{plan, JobRequest};
+
+/// The requests every scenario is timed with: `(trays, segment)`.
+pub const REQUESTS: [(usize, Option<usize>); 15] = [
+    (1, None),
+    (2, None),
+    (4, None),
+    (8, None),
+    (16, None),
+    (18, None),
+    (36, None),
+    (72, None),
+    (144, None),
+    (8, Some(4)),
+    (16, Some(4)),
+    (48, Some(8)),
+    (72, Some(8)),
+    (144, Some(16)),
+    (288, Some(16)),
+];
+
+pub struct Scenario {
+    pub name: String,
+    /// Allocated / all trays, as built.
+    pub occupancy: f64,
+    pub topo: Topology,
+    pub view: ClusterView,
+    pub requests: Vec<JobRequest>,
+}
+
+/// The 0%, 50% and 90% occupancy scenarios on `racks` racks.
+pub fn scenarios(racks: usize, seed: u64) -> Vec<Scenario> {
+    [0.0, 0.5, 0.9]
+        .into_iter()
+        .map(|target| scenario(racks, target, seed))
+        .collect()
+}
+
+pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
+    let topo = Topology::uniform(racks, 18, Policy::default());
+    let total = racks * 18;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut view = ClusterView::all_free(total);
+    for tray in view.trays.iter_mut() {
+        if rng.gen_bool(0.02) {
+            tray.candidate = false;
+            tray.unavailable = true;
+        }
+    }
+    let mut placed: Vec<Vec<usize>> = Vec::new();
+    let mut busy = 0;
+    let mut misses = 0;
+    let sizes = [1, 2, 4, 4, 8, 12, 16, 18, 18, 32, 48, 64, 144];
+    while target > 0.0 && (busy as f64) < (target + 0.1).min(0.99) * total as f64 && misses < 200 {
+        let n = sizes[rng.gen_range(0..sizes.len())];
+        let req = if n > 18 {
+            JobRequest::segmented(n, if n >= 144 { 16 } else { 8 })
+        } else {
+            JobRequest::nodes(n)
+        };
+        match plan(&topo, &view, &req) {
+            Ok(alts) => {
+                for &t in &alts[0].nodes {
+                    view.trays[t].candidate = false;
+                    view.trays[t].in_use = true;
+                }
+                busy += alts[0].nodes.len();
+                placed.push(alts[0].nodes.clone());
+            }
+            Err(_) => misses += 1,
+        }
+    }
+    // Random departures down to the target; a job whose departure would undershoot it by
+    // more than 3 points stays.
+    placed.shuffle(&mut rng);
+    let floor = ((target - 0.03) * total as f64).max(0.0);
+    while (busy as f64) > target * total as f64 {
+        let Some(nodes) = placed.pop() else { break };
+        if ((busy - nodes.len()) as f64) < floor {
+            continue;
+        }
+        for t in nodes {
+            view.trays[t].candidate = true;
+            view.trays[t].in_use = false;
+            busy -= 1;
+        }
+    }
+    Scenario {
+        name: format!("{racks} racks, {:.0}% busy", target * 100.0),
+        occupancy: busy as f64 / total as f64,
+        topo,
+        view,
+        requests: REQUESTS
+            .iter()
+            .map(|&(n, s)| match s {
+                Some(s) => JobRequest::segmented(n, s),
+                None => JobRequest::nodes(n),
+            })
+            .collect(),
+    }
+}
+
+/// Latency of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    pub scenario: String,
+    pub occupancy: f64,
+    /// Requests that got a placement, out of all timed calls' requests.
+    pub placeable: usize,
+    pub requests: usize,
+    pub latency: LatencySummary,
+}
+
+/// Times `rounds` x every request of `s` (one `plan` call each) with a wall clock.
+pub fn measure(s: &Scenario, rounds: usize) -> Measured {
+    let mut samples = Vec::with_capacity(rounds * s.requests.len());
+    let mut placeable = 0;
+    for round in 0..rounds {
+        for req in &s.requests {
+            let start = Instant::now();
+            let out = plan(&s.topo, &s.view, req);
+            let ns = start.elapsed().as_nanos().min(u32::MAX as u128) as u32;
+            samples.push(ns);
+            if round == 0 && out.is_ok() {
+                placeable += 1;
+            }
+        }
+    }
+    Measured {
+        scenario: s.name.clone(),
+        occupancy: s.occupancy,
+        placeable,
+        requests: s.requests.len(),
+        latency: summarize(&samples).expect("at least one sample"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_reach_their_occupancy() {
+        for s in scenarios(40, 1) {
+            let target: f64 = if s.name.contains("90%") {
+                0.9
+            } else if s.name.contains("50%") {
+                0.5
+            } else {
+                0.0
+            };
+            assert!(
+                s.occupancy <= target + 1e-9 && s.occupancy > target - 0.1,
+                "{}",
+                s.name
+            );
+            assert_eq!(measure(&s, 1).latency.calls, REQUESTS.len() as u64);
+        }
+    }
+}

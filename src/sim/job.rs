@@ -1,0 +1,105 @@
+//! Jobs as the simulator sees them: a tray count, an optional `--segment`, a submit time, the
+//! real run time and the time limit the user asked for.
+
+use rand::Rng;
+use serde::Serialize;
+
+/// Simulated time in milliseconds since the first submission.
+pub type Millis = u64;
+
+pub const SECOND: Millis = 1_000;
+pub const MINUTE: Millis = 60 * SECOND;
+pub const HOUR: Millis = 60 * MINUTE;
+
+/// Converts simulated time to hours for reports.
+pub fn hours(t: Millis) -> f64 {
+    t as f64 / HOUR as f64
+}
+
+/// One job of the workload. Every policy replays an identical copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Job {
+    /// Index in the workload; also the priority (lower runs first: FIFO by submit order).
+    pub id: usize,
+    pub submit: Millis,
+    /// Compute trays (Slurm nodes); 4 GPUs each.
+    pub trays: usize,
+    /// `--segment`: every group of this many trays must sit in one rack.
+    pub segment: Option<usize>,
+    /// Run time when the job is not interrupted.
+    pub runtime: Millis,
+    /// Requested time limit (`--time`), always `>= runtime`; what backfill plans with.
+    pub limit: Millis,
+}
+
+/// The requested time limit of a job that really runs `runtime`: `runtime * U[1, 3]`,
+/// rounded up to whole minutes (Slurm's `--time` granularity), at least one minute.
+///
+/// Users overestimate: traces show requested limits of one to several times the real run
+/// time. A uniform factor in `[1, 3]` keeps the mean overestimate at 2x, which gives EASY
+/// backfill realistic, imperfect information.
+pub fn time_limit(rng: &mut impl Rng, runtime: Millis) -> Millis {
+    let factor: f64 = rng.gen_range(1.0..=3.0);
+    let raw = (runtime as f64 * factor).ceil() as Millis;
+    raw.div_ceil(MINUTE).max(1) * MINUTE
+}
+
+/// Job-size classes used to report queue waits, by tray count.
+pub const CLASSES: [(&str, usize, usize); 7] = [
+    ("1-2", 1, 2),
+    ("3-7", 3, 7),
+    ("8-16", 8, 16),
+    ("17-18", 17, 18),
+    ("19-72", 19, 72),
+    ("73-143", 73, 143),
+    ("144+", 144, usize::MAX),
+];
+
+/// Index into [`CLASSES`] of a job of `trays` trays.
+pub fn class_of(trays: usize) -> usize {
+    CLASSES
+        .iter()
+        .position(|&(_, lo, hi)| (lo..=hi).contains(&trays))
+        .unwrap_or(0)
+}
+
+/// Offered load of `jobs` on `healthy_trays`: tray-time asked for, divided by the tray-time
+/// available between the first and the last submission.
+pub fn offered_load(jobs: &[Job], healthy_trays: f64) -> f64 {
+    let work: f64 = jobs.iter().map(|j| j.trays as f64 * j.runtime as f64).sum();
+    let first = jobs.iter().map(|j| j.submit).min().unwrap_or(0);
+    let last = jobs.iter().map(|j| j.submit).max().unwrap_or(0);
+    let span = (last - first).max(1) as f64;
+    work / (healthy_trays * span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn limits_are_whole_minutes_between_one_and_three_times_the_runtime() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for runtime in [1, 59 * SECOND, MINUTE, 90 * MINUTE + 7, 30 * HOUR] {
+            for _ in 0..50 {
+                let l = time_limit(&mut rng, runtime);
+                assert_eq!(l % MINUTE, 0);
+                assert!(l >= runtime && l >= MINUTE);
+                assert!(l <= (3 * runtime).div_ceil(MINUTE).max(1) * MINUTE);
+            }
+        }
+    }
+
+    #[test]
+    fn classes_cover_every_size() {
+        assert_eq!(CLASSES[class_of(1)].0, "1-2");
+        assert_eq!(CLASSES[class_of(4)].0, "3-7");
+        assert_eq!(CLASSES[class_of(16)].0, "8-16");
+        assert_eq!(CLASSES[class_of(18)].0, "17-18");
+        assert_eq!(CLASSES[class_of(32)].0, "19-72");
+        assert_eq!(CLASSES[class_of(100)].0, "73-143");
+        assert_eq!(CLASSES[class_of(10_000)].0, "144+");
+    }
+}

@@ -1,0 +1,454 @@
+//! What a simulation run measures, per policy.
+//!
+//! Definitions (all GPU figures are trays x 4):
+//!
+//! - **Measurement window**: from the first to the last submission. The drain after the last
+//!   submission is left out: how a finite workload's last jobs trickle out says nothing about
+//!   steady-state packing. (A workload whose jobs all arrive at once is measured whole.)
+//! - **Waiting time**: the time during which at least one job is queued.
+//! - **Occupancy while waiting**: allocated GPU-time / healthy GPU-time, integrated over the
+//!   waiting time inside the window. Idle GPUs while nobody waits are not the scheduler's
+//!   fault, so they are left out. `occupancy_arrivals` integrates over the whole window.
+//! - **Usable fraction while waiting**: allocated / *all* GPUs (unavailable ones included) over
+//!   the same time: the quantity of the segment-size capacity model.
+//! - **Stranded GPUs**: after every scheduling pass, if jobs wait and the job at the head of
+//!   the queue needs no more trays than are free and healthy, yet the policy cannot place it,
+//!   every free healthy GPU counts as stranded until the next event: there is capacity, but
+//!   in the wrong shape. Reported as a time average over the waiting time, and as a share of
+//!   the healthy GPUs. The topology-naive policy strands nothing by construction.
+//! - **Small jobs in one rack**: placements of jobs without `--segment` that fit a rack
+//!   (`<= 18` trays) whose trays all lie in one rack. Every start counts, restarts included.
+//! - **Segments in one rack**: for jobs with `--segment=s`, the segments that can be formed
+//!   inside one rack from the placement, `sum over racks floor(trays in rack / s)`, out of
+//!   `n / s`.
+//! - **Extra racks**: for jobs without `--segment` larger than a rack, racks used beyond the
+//!   minimum `ceil(n / 18)`, averaged over their placements.
+//! - **Queue wait**: total time a completed job spent queued, from submission to its final
+//!   start, re-queued periods included (run time lost to failures is not wait).
+
+use serde::Serialize;
+
+use super::job::{class_of, hours, Job, Millis, CLASSES};
+use super::latency::LatencySummary;
+use super::policy::PolicyKind;
+
+/// The cluster at one moment, as the metrics need it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub busy: usize,
+    pub healthy: usize,
+    pub queued: usize,
+    /// Free healthy trays counted as stranded (see the module docs).
+    pub stranded: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+struct JobRecord {
+    queued_since: Option<Millis>,
+    waited: Millis,
+    end: Option<Millis>,
+    rejected: bool,
+    held: bool,
+}
+
+/// `inside` out of `eligible`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Share {
+    pub eligible: u64,
+    pub inside: u64,
+    /// `None` when nothing was eligible.
+    pub share: Option<f64>,
+}
+
+impl Share {
+    fn add(&mut self, eligible: u64, inside: u64) {
+        self.eligible += eligible;
+        self.inside += inside;
+        self.share = Some(self.inside as f64 / self.eligible as f64);
+    }
+}
+
+/// Queue wait of one size class, in hours.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassWait {
+    pub class: String,
+    pub jobs: usize,
+    pub mean_h: f64,
+    pub p50_h: f64,
+    pub p95_h: f64,
+}
+
+/// One point of the downsampled time series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SeriesPoint {
+    /// Start of the bin, hours.
+    pub t_h: f64,
+    /// Time-averaged allocated / healthy GPUs in the bin.
+    pub occupancy: f64,
+    /// Time-averaged queued jobs in the bin.
+    pub queued: f64,
+}
+
+/// Everything measured for one policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyReport {
+    pub policy: PolicyKind,
+    pub jobs: usize,
+    pub completed: usize,
+    pub rejected: usize,
+    /// Killed by failures more often than `max_requeue`.
+    pub held: usize,
+    pub unfinished: usize,
+    /// Trays that went down during the run (the same for every policy of a run).
+    pub tray_failures: u64,
+    /// Runs killed by a tray failure (re-queued or held).
+    pub requeues: u64,
+    /// GPU-hours of runs killed by tray failures.
+    pub lost_gpu_hours: f64,
+    pub makespan_h: f64,
+    pub waiting_h: f64,
+    pub occupancy_while_waiting: Option<f64>,
+    pub occupancy_arrivals: Option<f64>,
+    pub usable_fraction_while_waiting: Option<f64>,
+    pub idle_gpus_while_waiting: Option<f64>,
+    pub stranded_gpus: Option<f64>,
+    pub stranded_share: Option<f64>,
+    pub small_jobs_in_one_rack: Share,
+    pub segments_in_one_rack: Share,
+    pub large_jobs_extra_racks: Option<f64>,
+    /// First row `all`, then one row per size class that had jobs.
+    pub wait: Vec<ClassWait>,
+    pub engine_calls: u64,
+    pub decision_latency: Option<LatencySummary>,
+    pub series: Vec<SeriesPoint>,
+    /// When each job completed, by job id (for tests and tools; not in the JSON).
+    #[serde(skip)]
+    pub ends: Vec<Option<Millis>>,
+}
+
+/// Accumulates the measurements while a simulation runs.
+pub struct Recorder {
+    gpus_per_tray: f64,
+    trays_per_rack: usize,
+    total_trays: usize,
+    /// End of the measurement window.
+    window_end: Millis,
+    last: Millis,
+    now: Snapshot,
+    // Integrals in tray-milliseconds (or milliseconds).
+    wait_time: u128,
+    wait_in_window: u128,
+    busy_waiting: u128,
+    healthy_waiting: u128,
+    stranded_waiting: u128,
+    busy_arrivals: u128,
+    healthy_arrivals: u128,
+    points: Vec<(Millis, Snapshot)>,
+    jobs: Vec<JobRecord>,
+    tray_failures: u64,
+    requeues: u64,
+    lost_tray_ms: u128,
+    small_in_rack: Share,
+    segments_in_rack: Share,
+    extra_racks: (u64, u64),
+}
+
+impl Recorder {
+    /// `last_submit`: when the last job arrives (end of the submission window).
+    pub fn new(
+        jobs: usize,
+        last_submit: Millis,
+        total_trays: usize,
+        trays_per_rack: usize,
+        gpus_per_tray: usize,
+    ) -> Self {
+        Recorder {
+            gpus_per_tray: gpus_per_tray as f64,
+            trays_per_rack,
+            total_trays,
+            window_end: if last_submit > 0 {
+                last_submit
+            } else {
+                Millis::MAX
+            },
+            last: 0,
+            now: Snapshot::default(),
+            wait_time: 0,
+            wait_in_window: 0,
+            busy_waiting: 0,
+            healthy_waiting: 0,
+            stranded_waiting: 0,
+            busy_arrivals: 0,
+            healthy_arrivals: 0,
+            points: Vec::new(),
+            jobs: vec![JobRecord::default(); jobs],
+            tray_failures: 0,
+            requeues: 0,
+            lost_tray_ms: 0,
+            small_in_rack: Share::default(),
+            segments_in_rack: Share::default(),
+            extra_racks: (0, 0),
+        }
+    }
+
+    /// Integrates the current state up to `t`.
+    pub fn advance(&mut self, t: Millis) {
+        let s = self.now;
+        if s.queued > 0 {
+            self.wait_time += t.saturating_sub(self.last) as u128;
+        }
+        let dt = t.min(self.window_end).saturating_sub(self.last) as u128;
+        self.busy_arrivals += s.busy as u128 * dt;
+        self.healthy_arrivals += s.healthy as u128 * dt;
+        if s.queued > 0 {
+            self.wait_in_window += dt;
+            self.busy_waiting += s.busy as u128 * dt;
+            self.healthy_waiting += s.healthy as u128 * dt;
+            self.stranded_waiting += s.stranded as u128 * dt;
+        }
+        self.last = self.last.max(t);
+    }
+
+    /// The state from `t` on (after the scheduling pass at `t`).
+    pub fn set(&mut self, t: Millis, s: Snapshot) {
+        self.now = s;
+        match self.points.last_mut() {
+            Some((last, p)) if *last == t => *p = s,
+            _ => self.points.push((t, s)),
+        }
+    }
+
+    pub fn queued(&mut self, job: usize, t: Millis) {
+        self.jobs[job].queued_since = Some(t);
+    }
+
+    pub fn rejected(&mut self, job: usize) {
+        self.jobs[job].rejected = true;
+    }
+
+    /// `racks` is `(rack, trays there)` for every rack the placement touches.
+    pub fn started(&mut self, job: &Job, t: Millis, racks: &[(usize, usize)]) {
+        let r = &mut self.jobs[job.id];
+        if let Some(since) = r.queued_since.take() {
+            r.waited += t - since;
+        }
+        match job.segment {
+            Some(s) => {
+                let inside: usize = racks.iter().map(|&(_, c)| c / s).sum();
+                self.segments_in_rack
+                    .add((job.trays / s) as u64, inside as u64);
+            }
+            None if job.trays <= self.trays_per_rack => {
+                self.small_in_rack.add(1, u64::from(racks.len() == 1));
+            }
+            None => {
+                let min = job.trays.div_ceil(self.trays_per_rack);
+                self.extra_racks.0 += 1;
+                self.extra_racks.1 += (racks.len() - min) as u64;
+            }
+        }
+    }
+
+    pub fn finished(&mut self, job: usize, t: Millis) {
+        self.jobs[job].end = Some(t);
+    }
+
+    pub fn tray_failed(&mut self) {
+        self.tray_failures += 1;
+    }
+
+    /// A tray failure killed the job after `ran` ms on `trays` trays.
+    pub fn killed(&mut self, job: usize, trays: usize, ran: Millis) {
+        let _ = job;
+        self.requeues += 1;
+        self.lost_tray_ms += trays as u128 * ran as u128;
+    }
+
+    /// The job was killed too often and is held (it will not run again).
+    pub fn held(&mut self, job: usize) {
+        self.jobs[job].held = true;
+    }
+
+    /// The final report. `jobs` must be the workload the recorder was created for.
+    pub fn finish(
+        self,
+        policy: PolicyKind,
+        jobs: &[Job],
+        engine_calls: u64,
+        decision_latency: Option<LatencySummary>,
+        series_bins: usize,
+    ) -> PolicyReport {
+        let gpus = self.gpus_per_tray;
+        let ratio = |a: u128, b: u128| (b > 0).then(|| a as f64 / b as f64);
+        let completed = self.jobs.iter().filter(|j| j.end.is_some()).count();
+        let rejected = self.jobs.iter().filter(|j| j.rejected).count();
+        let held = self.jobs.iter().filter(|j| j.held).count();
+        let makespan = self.jobs.iter().filter_map(|j| j.end).max().unwrap_or(0);
+        let total_waiting = self.total_trays as u128 * self.wait_in_window;
+        PolicyReport {
+            policy,
+            jobs: jobs.len(),
+            completed,
+            rejected,
+            held,
+            unfinished: jobs.len() - completed - rejected - held,
+            tray_failures: self.tray_failures,
+            requeues: self.requeues,
+            lost_gpu_hours: self.lost_tray_ms as f64 * gpus / super::job::HOUR as f64,
+            makespan_h: hours(makespan),
+            waiting_h: hours(self.wait_time as Millis),
+            occupancy_while_waiting: ratio(self.busy_waiting, self.healthy_waiting),
+            occupancy_arrivals: ratio(self.busy_arrivals, self.healthy_arrivals),
+            usable_fraction_while_waiting: ratio(self.busy_waiting, total_waiting),
+            idle_gpus_while_waiting: ratio(
+                (self.healthy_waiting - self.busy_waiting) * gpus as u128,
+                self.wait_in_window,
+            ),
+            stranded_gpus: ratio(self.stranded_waiting * gpus as u128, self.wait_in_window),
+            stranded_share: ratio(self.stranded_waiting, self.healthy_waiting),
+            small_jobs_in_one_rack: self.small_in_rack,
+            segments_in_one_rack: self.segments_in_rack,
+            large_jobs_extra_racks: ratio(self.extra_racks.1 as u128, self.extra_racks.0 as u128),
+            wait: class_waits(jobs, &self.jobs),
+            engine_calls,
+            decision_latency,
+            series: downsample(&self.points, makespan.max(self.last), series_bins),
+            ends: self.jobs.iter().map(|j| j.end).collect(),
+        }
+    }
+}
+
+fn class_waits(jobs: &[Job], records: &[JobRecord]) -> Vec<ClassWait> {
+    let mut per_class: Vec<Vec<f64>> = vec![Vec::new(); CLASSES.len()];
+    let mut all = Vec::new();
+    for (job, r) in jobs.iter().zip(records).filter(|(_, r)| r.end.is_some()) {
+        let w = hours(r.waited);
+        per_class[class_of(job.trays)].push(w);
+        all.push(w);
+    }
+    std::iter::once(("all", all))
+        .chain(CLASSES.iter().map(|c| c.0).zip(per_class))
+        .filter(|(_, w)| !w.is_empty())
+        .map(|(class, mut w)| {
+            w.sort_by(f64::total_cmp);
+            ClassWait {
+                class: class.to_string(),
+                jobs: w.len(),
+                mean_h: w.iter().sum::<f64>() / w.len() as f64,
+                p50_h: percentile(&w, 0.50),
+                p95_h: percentile(&w, 0.95),
+            }
+        })
+        .collect()
+}
+
+/// Nearest-rank percentile of sorted, non-empty `v`.
+pub fn percentile(v: &[f64], q: f64) -> f64 {
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+/// Time-averages the step function `points` over `bins` equal bins of `[0, end]`.
+pub fn downsample(points: &[(Millis, Snapshot)], end: Millis, bins: usize) -> Vec<SeriesPoint> {
+    if points.is_empty() || end == 0 || bins == 0 {
+        return Vec::new();
+    }
+    let width = end as f64 / bins as f64;
+    let mut out = Vec::with_capacity(bins);
+    let mut i = 0; // points[i] is the state in force at the start of the current piece
+    for b in 0..bins {
+        let (lo, hi) = (b as f64 * width, (b + 1) as f64 * width);
+        let (mut occ, mut queued, mut covered) = (0.0, 0.0, 0.0);
+        let mut t = lo;
+        while t < hi {
+            while i + 1 < points.len() && points[i + 1].0 as f64 <= t {
+                i += 1;
+            }
+            let next = points.get(i + 1).map_or(hi, |p| (p.0 as f64).min(hi));
+            let s = points[i].1;
+            let dt = next - t;
+            if s.healthy > 0 {
+                occ += s.busy as f64 / s.healthy as f64 * dt;
+            }
+            queued += s.queued as f64 * dt;
+            covered += dt;
+            t = next;
+        }
+        out.push(SeriesPoint {
+            t_h: lo / super::job::HOUR as f64,
+            occupancy: occ / covered,
+            queued: queued / covered,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::job::HOUR;
+
+    fn snap(busy: usize, queued: usize) -> Snapshot {
+        Snapshot {
+            busy,
+            healthy: 10,
+            queued,
+            stranded: 0,
+        }
+    }
+
+    #[test]
+    fn occupancy_counts_only_while_jobs_wait() {
+        let mut r = Recorder::new(1, 2 * HOUR, 10, 5, 4);
+        r.set(0, snap(5, 1));
+        r.advance(HOUR);
+        r.set(HOUR, snap(10, 0));
+        r.advance(2 * HOUR);
+        r.set(2 * HOUR, snap(0, 0));
+        let job = Job {
+            id: 0,
+            submit: 0,
+            trays: 1,
+            segment: None,
+            runtime: HOUR,
+            limit: HOUR,
+        };
+        r.queued(0, 0);
+        r.started(&job, HOUR, &[(0, 1)]);
+        r.finished(0, 2 * HOUR);
+        let rep = r.finish(PolicyKind::Naive, &[job], 0, None, 2);
+        assert_eq!(rep.occupancy_while_waiting, Some(0.5));
+        assert_eq!(rep.occupancy_arrivals, Some(0.75));
+        assert_eq!(rep.waiting_h, 1.0);
+        assert_eq!(rep.wait[0].p95_h, 1.0);
+        assert_eq!(rep.small_jobs_in_one_rack.share, Some(1.0));
+        assert_eq!(rep.series.len(), 2);
+        assert_eq!((rep.series[0].occupancy, rep.series[0].queued), (0.5, 1.0));
+        assert_eq!(rep.series[1].occupancy, 1.0);
+    }
+
+    #[test]
+    fn segments_inside_racks_are_counted_per_segment() {
+        let mut r = Recorder::new(1, 0, 36, 18, 4);
+        let job = Job {
+            id: 0,
+            submit: 0,
+            trays: 12,
+            segment: Some(4),
+            runtime: 1,
+            limit: 1,
+        };
+        // 6 + 6 trays: one segment in each rack, one straddles.
+        r.started(&job, 0, &[(0, 6), (1, 6)]);
+        assert_eq!(r.segments_in_rack.eligible, 3);
+        assert_eq!(r.segments_in_rack.inside, 2);
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.95), 19.0);
+        assert_eq!(percentile(&v, 0.5), 10.0);
+        assert_eq!(percentile(&[3.0], 0.95), 3.0);
+    }
+}

@@ -1,0 +1,44 @@
+//! A trace-driven placement simulator: replays a job stream on a cluster of NVL72 racks
+//! under three policies side by side — this crate's engine (`nvl72`), a model of Slurm
+//! 24.11 topology/block (`block`), and a topology-naive first fit (`naive`) — with the same
+//! failure timeline for each, and measures occupancy, stranded GPUs, locality, queue waits
+//! and decision latency. The `nvl72` binary (`src/bin/nvl72.rs`) is its command line; the
+//! method and results are in `docs/benchmarks.md`.
+//!
+//! | Module | One concept |
+//! |---|---|
+//! | [`job`] | A job: trays, `--segment`, submit time, run time, time limit; size classes |
+//! | [`philly`] | The Philly trace as a workload |
+//! | [`synthetic`] | The synthetic NVL72 job mix |
+//! | [`failures`] | Per-tray up/down processes |
+//! | [`cluster`] | Tray states: free, busy, down |
+//! | [`block`] | The model of topology/block's node choice |
+//! | [`policy`] | nvl72, block, naive (and two engine what-ifs) behind one `place` call |
+//! | [`scheduler`] | One pass: priority FIFO plus EASY backfill |
+//! | [`simulation`] | The discrete-event loop |
+//! | [`metrics`] | What is measured, and its definitions |
+//! | [`latency`] | Nanoseconds per placement call |
+//! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
+//! | [`analytic`] | The segment-size capacity formula and its check |
+//! | [`bench`] | Decision-latency scenarios |
+//! | [`whatif`] | A proposed engine change (tight multi-rack spread), simulated |
+
+pub mod analytic;
+pub mod bench;
+pub mod block;
+pub mod cluster;
+pub mod failures;
+pub mod job;
+pub mod latency;
+pub mod metrics;
+pub mod philly;
+pub mod plot;
+pub mod policy;
+pub mod report;
+pub mod scheduler;
+pub mod simulation;
+pub mod synthetic;
+pub mod whatif;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,179 @@
+//! The Philly trace (Microsoft, Jeon et al., USENIX ATC 2019) as a job stream: multi-GPU jobs
+//! with their submit times and run times, mapped onto 4-GPU trays.
+
+use std::path::{Path, PathBuf};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use super::job::{offered_load, time_limit, Job, Millis, SECOND};
+
+/// The file name of the trace in the shared data folder.
+pub const TRACE_FILE: &str = "philly-multigpu-jobs.csv";
+
+/// One line of `philly-multigpu-jobs.csv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceRow {
+    pub submit_s: u64,
+    pub gpus: u32,
+    pub runtime_s: u64,
+    pub attempts: u32,
+}
+
+/// Where the trace is when `--trace` is not given: `../shared/data/` relative to the
+/// working directory (CI runs in a clone next to `shared/`), else relative to this crate.
+pub fn default_trace_path() -> PathBuf {
+    let rel = Path::new("../shared/data").join(TRACE_FILE);
+    if rel.exists() {
+        return rel;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(TRACE_FILE)
+}
+
+/// Parses the CSV (header `submit_s,gpus,runtime_s,attempts`).
+pub fn parse(text: &str) -> Result<Vec<TraceRow>, String> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, h)) if h.trim() == "submit_s,gpus,runtime_s,attempts" => {}
+        other => return Err(format!("unexpected header: {:?}", other.map(|o| o.1))),
+    }
+    lines
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let f: Vec<&str> = l.trim().split(',').collect();
+            let bad = || format!("line {}: expected 4 numbers, got `{l}`", i + 1);
+            if f.len() != 4 {
+                return Err(bad());
+            }
+            Ok(TraceRow {
+                submit_s: f[0].parse().map_err(|_| bad())?,
+                gpus: f[1].parse().map_err(|_| bad())?,
+                runtime_s: f[2].parse().map_err(|_| bad())?,
+                attempts: f[3].parse().map_err(|_| bad())?,
+            })
+        })
+        .collect()
+}
+
+pub fn read(path: &Path) -> Result<Vec<TraceRow>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// How to turn the trace into a workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhillySpec {
+    /// Multiply every job's tray count by this (rounded, at least 1).
+    pub scale_sizes: f64,
+    /// Compress or stretch submit times to this offered load; `None` keeps the trace's times.
+    pub load: Option<f64>,
+    pub healthy_trays: f64,
+    pub gpus_per_tray: u32,
+    /// Only the first jobs (by submit time).
+    pub max_jobs: Option<usize>,
+    /// Seed for the time limits.
+    pub seed: u64,
+}
+
+/// Trays = `max(1, round(ceil(gpus / gpus_per_tray) * scale_sizes))`; no `--segment` (the
+/// trace has none); time limits as [`time_limit`]; submit times scaled by one factor so the
+/// offered load is `load`.
+pub fn workload(rows: &[TraceRow], spec: &PhillySpec) -> Result<Vec<Job>, String> {
+    if spec.scale_sizes <= 0.0 {
+        return Err("--scale-sizes must be positive".into());
+    }
+    let mut rows = rows.to_vec();
+    rows.sort_by_key(|r| r.submit_s); // stable: ties keep file order
+    rows.truncate(spec.max_jobs.unwrap_or(usize::MAX));
+    if rows.is_empty() {
+        return Err("the trace has no jobs".into());
+    }
+    let first = rows[0].submit_s;
+    let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
+    let mut jobs: Vec<Job> = rows
+        .iter()
+        .enumerate()
+        .map(|(id, r)| {
+            let trays = r.gpus.div_ceil(spec.gpus_per_tray) as f64 * spec.scale_sizes;
+            let runtime = (r.runtime_s * SECOND).max(SECOND);
+            Job {
+                id,
+                submit: (r.submit_s - first) * SECOND,
+                trays: (trays.round() as usize).max(1),
+                segment: None,
+                runtime,
+                limit: time_limit(&mut rng, runtime),
+            }
+        })
+        .collect();
+    if let Some(load) = spec.load {
+        if load <= 0.0 {
+            return Err("--load must be positive".into());
+        }
+        let factor = offered_load(&jobs, spec.healthy_trays) / load;
+        for j in &mut jobs {
+            j.submit = (j.submit as f64 * factor).round() as Millis;
+        }
+    }
+    Ok(jobs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str =
+        "submit_s,gpus,runtime_s,attempts\n0,8,1000,1\n50,4,200,2\n100,128,3000,1\n";
+
+    fn spec(load: Option<f64>, scale: f64) -> PhillySpec {
+        PhillySpec {
+            scale_sizes: scale,
+            load,
+            healthy_trays: 36.0,
+            gpus_per_tray: 4,
+            max_jobs: None,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn trays_are_gpus_over_four_scaled() {
+        let rows = parse(SAMPLE).unwrap();
+        let jobs = workload(&rows, &spec(None, 1.0)).unwrap();
+        assert_eq!(
+            jobs.iter().map(|j| j.trays).collect::<Vec<_>>(),
+            vec![2, 1, 32]
+        );
+        assert_eq!(jobs[2].submit, 100 * SECOND);
+        let jobs = workload(&rows, &spec(None, 0.25)).unwrap();
+        assert_eq!(
+            jobs.iter().map(|j| j.trays).collect::<Vec<_>>(),
+            vec![1, 1, 8]
+        );
+    }
+
+    #[test]
+    fn load_rescales_arrivals() {
+        let rows = parse(SAMPLE).unwrap();
+        let jobs = workload(&rows, &spec(Some(0.5), 1.0)).unwrap();
+        assert!((offered_load(&jobs, 36.0) - 0.5).abs() < 1e-3);
+    }
+
+    #[test]
+    fn bad_lines_are_reported() {
+        assert!(parse("submit_s,gpus,runtime_s,attempts\n1,2,x,1\n").is_err());
+        assert!(parse("a,b\n").is_err());
+    }
+
+    #[test]
+    fn the_shared_trace_parses_when_present() {
+        let path = default_trace_path();
+        if let Ok(rows) = read(&path) {
+            assert_eq!(rows.len(), 3034);
+            assert!(rows.iter().all(|r| r.gpus >= 4));
+        }
+    }
+}

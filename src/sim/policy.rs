@@ -1,0 +1,344 @@
+//! The three placement policies the simulator compares, behind one call: which trays an
+//! exclusive job of `trays` trays (optionally `--segment`) gets from a free-tray map.
+//!
+//! - `nvl72`: this crate's engine, [`crate::placement::plan`], the very code the plugin runs;
+//!   the first (best) alternative is taken, as Slurm's selection accepts it for whole trays.
+//! - `block`: the model of Slurm 24.11 topology/block in [`super::block`].
+//! - `naive`: topology-unaware first fit over trays in index order.
+//! - `nvl72-minracks` (experiment, not run by default): the engine, but a job without
+//!   `--segment` larger than a rack is only started when the engine's placement uses the
+//!   minimum number of racks, `ceil(n / 18)`; otherwise it waits, as topology/block does.
+//!   It shows what the engine change proposed in `docs/benchmarks.md` would do.
+//! - `nvl72-tight` (experiment): as `nvl72-minracks`, and the racks of such a job are the
+//!   set with the fewest free trays ([`super::whatif::tight_spread`]) instead of the engine's
+//!   fullest-first choice.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::block::{self, BlockConfig};
+use super::latency::Latency;
+use super::whatif;
+use crate::config::Policy;
+use crate::model::{ClusterView, Topology, Tray};
+use crate::placement::{self, JobRequest, Reject};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyKind {
+    Nvl72,
+    Block,
+    Naive,
+    #[serde(rename = "nvl72-minracks")]
+    Nvl72MinRacks,
+    #[serde(rename = "nvl72-tight")]
+    Nvl72Tight,
+}
+
+impl PolicyKind {
+    /// The three policies the simulator compares by default.
+    pub const ALL: [PolicyKind; 3] = [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PolicyKind::Nvl72 => "nvl72",
+            PolicyKind::Block => "block",
+            PolicyKind::Naive => "naive",
+            PolicyKind::Nvl72MinRacks => "nvl72-minracks",
+            PolicyKind::Nvl72Tight => "nvl72-tight",
+        }
+    }
+}
+
+impl fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PolicyKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        PolicyKind::ALL
+            .into_iter()
+            .chain([PolicyKind::Nvl72MinRacks, PolicyKind::Nvl72Tight])
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                format!("unknown policy `{s}` (expected nvl72, block, naive, nvl72-minracks or nvl72-tight)")
+            })
+    }
+}
+
+/// One policy, ready to place jobs on a cluster of `racks` x `trays` trays.
+pub struct Placer {
+    kind: Kind,
+    racks: usize,
+    trays: usize,
+    latency: Latency,
+    /// Shapes `(trays, segment)` already tried on the whole, healthy, empty cluster.
+    fits_empty: BTreeMap<(usize, Option<usize>), bool>,
+}
+
+/// The engine as is, or with one of the simulated changes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Engine,
+    /// Refuse multi-rack placements of unsegmented jobs that use more than the minimum racks.
+    MinRacks,
+    /// `MinRacks`, and pick those racks with [`whatif::tight_spread`].
+    Tight,
+}
+
+enum Kind {
+    Nvl72 {
+        topo: Topology,
+        view: ClusterView,
+        variant: Variant,
+    },
+    Block(BlockConfig),
+    Naive,
+}
+
+impl Placer {
+    /// `policy` configures the nvl72 engine (as `[policy]` in topology.toml); the other
+    /// policies ignore it. With `timed`, every placement call is timed.
+    pub fn new(
+        kind: PolicyKind,
+        racks: usize,
+        trays: usize,
+        policy: &Policy,
+        timed: bool,
+    ) -> Placer {
+        let kind = match kind {
+            PolicyKind::Nvl72 | PolicyKind::Nvl72MinRacks | PolicyKind::Nvl72Tight => Kind::Nvl72 {
+                topo: Topology::uniform(racks, trays, policy.clone()),
+                view: ClusterView::all_free(racks * trays),
+                variant: match kind {
+                    PolicyKind::Nvl72MinRacks => Variant::MinRacks,
+                    PolicyKind::Nvl72Tight => Variant::Tight,
+                    _ => Variant::Engine,
+                },
+            },
+            PolicyKind::Block => Kind::Block(BlockConfig::lab(racks, trays)),
+            PolicyKind::Naive => Kind::Naive,
+        };
+        Placer {
+            kind,
+            racks,
+            trays,
+            latency: Latency::new(timed),
+            fits_empty: BTreeMap::new(),
+        }
+    }
+
+    pub fn kind(&self) -> PolicyKind {
+        match self.kind {
+            Kind::Nvl72 { variant, .. } => match variant {
+                Variant::Engine => PolicyKind::Nvl72,
+                Variant::MinRacks => PolicyKind::Nvl72MinRacks,
+                Variant::Tight => PolicyKind::Nvl72Tight,
+            },
+            Kind::Block(_) => PolicyKind::Block,
+            Kind::Naive => PolicyKind::Naive,
+        }
+    }
+
+    /// Can this request never run on this cluster? True when the scheduler rejects it at
+    /// submission, and also when the policy cannot place it even on the whole cluster with
+    /// every tray healthy and free (e.g. 13 segments of 16 on 12 racks). Real Slurm leaves
+    /// such a job pending forever, blocking the queue head until an admin cancels it; the
+    /// simulator counts it as rejected instead.
+    pub fn never_runnable(&mut self, trays: usize, segment: Option<usize>) -> bool {
+        if trays == 0 || trays > self.racks * self.trays {
+            return true;
+        }
+        let rejected = match &self.kind {
+            Kind::Nvl72 { topo, .. } => matches!(
+                placement::validate(topo, &request(trays, segment)),
+                Err(Reject::Never(_))
+            ),
+            Kind::Block(cfg) => block::validate(cfg, trays, segment).is_err(),
+            Kind::Naive => false,
+        };
+        if rejected {
+            return true;
+        }
+        if let Some(&fits) = self.fits_empty.get(&(trays, segment)) {
+            return !fits;
+        }
+        let all = vec![true; self.racks * self.trays];
+        let fits = self.decide(&all, trays, segment, false).is_some();
+        self.fits_empty.insert((trays, segment), fits);
+        !fits
+    }
+
+    /// The trays this policy gives the job now, or `None` if it must wait. Only the policy's
+    /// own decision is timed, not the bookkeeping around it.
+    pub fn place(
+        &mut self,
+        free: &[bool],
+        trays: usize,
+        segment: Option<usize>,
+    ) -> Option<Vec<usize>> {
+        self.decide(free, trays, segment, true)
+    }
+
+    fn decide(
+        &mut self,
+        free: &[bool],
+        trays: usize,
+        segment: Option<usize>,
+        count: bool,
+    ) -> Option<Vec<usize>> {
+        debug_assert_eq!(free.len(), self.racks * self.trays);
+        let mut untimed = Latency::new(false);
+        let latency = if count {
+            &mut self.latency
+        } else {
+            &mut untimed
+        };
+        match &mut self.kind {
+            Kind::Nvl72 {
+                topo,
+                view,
+                variant,
+            } => {
+                let fewest = trays.div_ceil(self.trays);
+                let spread = segment.is_none() && trays > self.trays;
+                if *variant == Variant::Tight && spread && fewest <= 4 {
+                    return latency.time(|| whatif::tight_spread(free, self.trays, trays));
+                }
+                for (tray, &f) in view.trays.iter_mut().zip(free) {
+                    *tray = Tray {
+                        candidate: f,
+                        in_use: !f,
+                        unavailable: false,
+                    };
+                }
+                let req = request(trays, segment);
+                let plan = latency.time(|| placement::plan(topo, view, &req));
+                let best = plan.ok().and_then(|alts| alts.into_iter().next())?;
+                if *variant != Variant::Engine && spread && best.pieces.len() > fewest {
+                    return None;
+                }
+                Some(best.nodes)
+            }
+            Kind::Block(cfg) => latency.time(|| block::evaluate(cfg, free, trays, segment).ok()),
+            Kind::Naive => latency.time(|| first_fit(free, trays)),
+        }
+    }
+
+    pub fn latency(&self) -> &Latency {
+        &self.latency
+    }
+}
+
+/// An exact request (`-N n`, `min = max`), as the simulator's jobs are.
+fn request(trays: usize, segment: Option<usize>) -> JobRequest {
+    match segment {
+        Some(s) => JobRequest::segmented(trays, s),
+        None => JobRequest::nodes(trays),
+    }
+}
+
+/// The first `n` free trays in index order, wherever they are.
+pub fn first_fit(free: &[bool], n: usize) -> Option<Vec<usize>> {
+    let nodes: Vec<usize> = free
+        .iter()
+        .enumerate()
+        .filter(|(_, &f)| f)
+        .map(|(i, _)| i)
+        .take(n)
+        .collect();
+    (nodes.len() == n).then_some(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placer(kind: PolicyKind, racks: usize) -> Placer {
+        Placer::new(kind, racks, 18, &Policy::default(), false)
+    }
+
+    #[test]
+    fn naive_is_first_fit_in_index_order() {
+        let mut free = vec![true; 36];
+        free[1] = false;
+        free[3] = false;
+        let mut p = placer(PolicyKind::Naive, 2);
+        assert_eq!(p.place(&free, 4, None), Some(vec![0, 2, 4, 5]));
+        // It straddles racks without a second thought and ignores segments.
+        assert_eq!(
+            p.place(&free, 20, Some(10)).unwrap()[15..],
+            [17, 18, 19, 20, 21]
+        );
+        assert_eq!(p.place(&free, 35, None), None);
+        assert!(!p.never_runnable(20, Some(3)));
+        assert!(p.never_runnable(37, None));
+    }
+
+    #[test]
+    fn nvl72_is_the_engine() {
+        let mut free = vec![true; 72];
+        free[4] = false;
+        let mut p = placer(PolicyKind::Nvl72, 4);
+        // 17 trays: the degraded rack fits exactly (the engine's best fit).
+        let nodes = p.place(&free, 17, None).unwrap();
+        assert!(nodes.iter().all(|&n| n < 18) && !nodes.contains(&4));
+        let topo = Topology::uniform(4, 18, Policy::default());
+        let mut view = ClusterView::all_free(72);
+        view.trays[4].candidate = false;
+        let plan = placement::plan(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
+        assert_eq!(p.place(&free, 32, Some(16)), Some(plan[0].nodes.clone()));
+        assert!(p.never_runnable(20, Some(3)));
+        assert!(p.never_runnable(4, Some(20)));
+        // Five segments of 16 need five racks.
+        assert!(p.never_runnable(80, Some(16)));
+        assert!(!p.never_runnable(64, Some(16)));
+        assert_eq!(p.latency().calls(), 2);
+    }
+
+    #[test]
+    fn minracks_waits_instead_of_spreading() {
+        // Every rack has 10 free trays: the engine spreads 36 trays over 4 racks, the
+        // min-racks variant waits for two racks with 18.
+        let mut free = vec![true; 72];
+        for r in 0..4 {
+            free[r * 18..r * 18 + 8].fill(false);
+        }
+        let mut engine = placer(PolicyKind::Nvl72, 4);
+        assert_eq!(engine.place(&free, 36, None).map(|n| n.len()), Some(36));
+        let mut min = placer(PolicyKind::Nvl72MinRacks, 4);
+        assert_eq!(min.kind(), PolicyKind::Nvl72MinRacks);
+        assert_eq!(min.place(&free, 36, None), None);
+        assert_eq!(min.place(&free, 8, Some(4)).map(|n| n.len()), Some(8));
+        assert!(!min.never_runnable(36, None));
+    }
+
+    #[test]
+    fn block_uses_the_block_model() {
+        let free = vec![true; 72];
+        let mut p = placer(PolicyKind::Block, 4);
+        assert_eq!(
+            p.place(&free, 18, None),
+            block::choose(&free, 4, 18, 18, None)
+        );
+        assert!(p.never_runnable(20, Some(3)));
+    }
+
+    #[test]
+    fn policy_names_round_trip() {
+        for k in PolicyKind::ALL
+            .into_iter()
+            .chain([PolicyKind::Nvl72MinRacks])
+        {
+            assert_eq!(k.name().parse::<PolicyKind>(), Ok(k));
+        }
+        assert!("tree".parse::<PolicyKind>().is_err());
+    }
+}

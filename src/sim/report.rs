@@ -1,0 +1,152 @@
+//! The result of a run: the JSON document and the side-by-side text table.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::failures::FailureModel;
+use super::metrics::{PolicyReport, Share};
+use super::simulation::SimConfig;
+
+/// What was replayed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadInfo {
+    /// `philly` or `synthetic`.
+    pub name: String,
+    /// The options that shaped it (trace path, scale, load, classes...).
+    pub details: serde_json::Value,
+    pub jobs: usize,
+    /// Tray-time asked for / (expected healthy trays x submission span).
+    pub offered_load: f64,
+    pub span_h: f64,
+    pub gpu_hours: f64,
+}
+
+/// One `nvl72 simulate` run: its inputs and one report per policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    pub workload: WorkloadInfo,
+    pub sim: SimConfig,
+    pub policies: Vec<PolicyReport>,
+}
+
+impl RunReport {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("reports serialize")
+    }
+
+    /// The text table printed on stdout: one column per policy.
+    pub fn to_table(&self) -> String {
+        let w = &self.workload;
+        let s = &self.sim;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "workload: {}, {} jobs, offered load {:.2}, submissions over {:.1} h, {:.0} GPU-h",
+            w.name, w.jobs, w.offered_load, w.span_h, w.gpu_hours
+        );
+        let _ = writeln!(
+            out,
+            "cluster: {} racks x {} trays x {} GPUs; failures: {}; seed {}\n",
+            s.racks,
+            s.trays_per_rack,
+            s.gpus_per_tray,
+            describe_failures(&s.failures),
+            s.seed
+        );
+        let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+        let mut row = |name: &str, f: &dyn Fn(&PolicyReport) -> String| {
+            rows.push((name.to_string(), self.policies.iter().map(f).collect()));
+        };
+        row("", &|p| p.policy.to_string());
+        row("jobs done/rejected/held/left", &|p| {
+            format!("{}/{}/{}/{}", p.completed, p.rejected, p.held, p.unfinished)
+        });
+        row("killed runs (lost GPU-h)", &|p| {
+            format!("{} ({:.0})", p.requeues, p.lost_gpu_hours)
+        });
+        row("makespan h", &|p| format!("{:.1}", p.makespan_h));
+        row("time with jobs waiting h", &|p| {
+            format!("{:.1}", p.waiting_h)
+        });
+        row("GPU occupancy while waiting", &|p| {
+            pct(p.occupancy_while_waiting)
+        });
+        row("GPU occupancy while submitting", &|p| {
+            pct(p.occupancy_arrivals)
+        });
+        row("idle GPUs while waiting", &|p| {
+            num(p.idle_gpus_while_waiting)
+        });
+        row("stranded GPUs (of healthy)", &|p| {
+            format!("{} ({})", num(p.stranded_gpus), pct(p.stranded_share))
+        });
+        row("small jobs in one rack", &|p| {
+            share(&p.small_jobs_in_one_rack)
+        });
+        row("segments in one rack", &|p| share(&p.segments_in_one_rack));
+        row("extra racks per large job", &|p| {
+            p.large_jobs_extra_racks
+                .map_or("-".into(), |x| format!("{x:.2}"))
+        });
+        let classes: Vec<String> = self
+            .policies
+            .first()
+            .map(|p| p.wait.iter().map(|w| w.class.clone()).collect())
+            .unwrap_or_default();
+        row("queue wait h: mean/p50/p95", &|_| String::new());
+        for class in &classes {
+            row(&format!("  {class}"), &|p| {
+                p.wait
+                    .iter()
+                    .find(|w| &w.class == class)
+                    .map_or("-".into(), |w| {
+                        format!("{:.2}/{:.2}/{:.2} ({})", w.mean_h, w.p50_h, w.p95_h, w.jobs)
+                    })
+            });
+        }
+        row("placement calls", &|p| p.engine_calls.to_string());
+        row("decision us: mean/p99", &|p| {
+            p.decision_latency.map_or("-".into(), |l| {
+                format!("{:.1}/{:.1}", l.mean_ns / 1e3, l.p99_ns as f64 / 1e3)
+            })
+        });
+        let first = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..self.policies.len())
+            .map(|i| rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0))
+            .collect();
+        for (name, cells) in rows {
+            let _ = write!(out, "{name:<first$}");
+            for (cell, w) in cells.iter().zip(&widths) {
+                let _ = write!(out, "  {cell:>w$}");
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+pub fn describe_failures(f: &FailureModel) -> String {
+    match *f {
+        FailureModel::None => "none".into(),
+        FailureModel::Static { p } => format!("static, {:.1}% of trays down", p * 100.0),
+        FailureModel::OnOff { mtbf_h, mttr_h } => format!(
+            "on/off, {:.1}% down (MTBF {mtbf_h:.0} h, MTTR {mttr_h:.0} h)",
+            100.0 * mttr_h / (mtbf_h + mttr_h)
+        ),
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{:.2}%", x * 100.0))
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{x:.1}"))
+}
+
+fn share(s: &Share) -> String {
+    s.share.map_or("-".into(), |x| {
+        format!("{:.2}% of {}", x * 100.0, s.eligible)
+    })
+}

@@ -1,0 +1,360 @@
+//! The discrete-event loop: one policy replays a workload on a simulated cluster.
+//!
+//! Events are job arrivals, job ends and tray state changes. All events at one instant are
+//! handled (ends, then tray changes, then arrivals; ties by job or tray number), then one
+//! scheduling pass runs ([`super::scheduler`]). A tray that fails under a running job kills
+//! it; the job is queued again with its original priority and later restarts from scratch.
+//! Nothing depends on hash order or wall-clock time, so a seed gives one exact result.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+use serde::Serialize;
+
+use super::cluster::{Cluster, TrayState};
+use super::failures::{FailureModel, FailureTimeline};
+use super::job::{Job, Millis};
+use super::metrics::{PolicyReport, Recorder, Snapshot};
+use super::policy::{Placer, PolicyKind};
+use super::scheduler::{run_pass, Pass, Running, Start};
+use crate::config::Policy;
+
+/// Everything about a run except the workload and the policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimConfig {
+    pub racks: usize,
+    pub trays_per_rack: usize,
+    pub gpus_per_tray: usize,
+    pub failures: FailureModel,
+    /// Seeds the failure timeline (the workload has its own seed).
+    pub seed: u64,
+    /// Slurm's `bf_max_job_test`: how many queued jobs after the head backfill looks at.
+    pub bf_depth: usize,
+    /// Time every placement call (makes the report depend on the machine).
+    pub timing: bool,
+    /// Recount the cluster after every event (tests).
+    pub check_invariants: bool,
+    /// Points in the downsampled time series.
+    pub series_bins: usize,
+    /// The nvl72 engine's policy knobs.
+    #[serde(skip)]
+    pub policy: Policy,
+    /// Stop at this time even if jobs are left (they count as unfinished).
+    pub horizon: Option<Millis>,
+    /// A job killed by tray failures more often than this is held instead of re-queued
+    /// (Slurm's `MaxBatchRequeue`, default 5); `None`: re-queue forever.
+    pub max_requeue: Option<u32>,
+}
+
+impl SimConfig {
+    pub fn new(racks: usize) -> SimConfig {
+        SimConfig {
+            racks,
+            trays_per_rack: 18,
+            gpus_per_tray: 4,
+            failures: FailureModel::None,
+            seed: 1,
+            bf_depth: 500,
+            timing: false,
+            check_invariants: false,
+            series_bins: 200,
+            policy: Policy::default(),
+            horizon: None,
+            max_requeue: Some(5),
+        }
+    }
+
+    pub fn trays(&self) -> usize {
+        self.racks * self.trays_per_rack
+    }
+}
+
+/// A queue with nothing running and nothing left to arrive that has not started a job for
+/// this long is stuck (its jobs wait for a tray state that does not come): the run stops.
+const STALL: Millis = 30 * 24 * super::job::HOUR;
+
+/// Event kinds, in the order they are handled at one instant.
+const END: u8 = 0;
+const TRAY: u8 = 1;
+
+struct Run {
+    trays: Vec<usize>,
+    start: Millis,
+    expected_end: Millis,
+}
+
+struct Sim<'a> {
+    cfg: &'a SimConfig,
+    jobs: &'a [Job],
+    placer: Placer,
+    cluster: Cluster,
+    failures: FailureTimeline,
+    /// `(time, kind, job or tray, epoch)`; an end event whose epoch is stale is ignored.
+    events: BinaryHeap<Reverse<(Millis, u8, usize, u32)>>,
+    next_arrival: usize,
+    queue: BTreeSet<usize>,
+    running: BTreeMap<usize, Run>,
+    /// Runs of each job so far killed by failures; also tells stale end events apart.
+    epoch: Vec<u32>,
+    done: usize,
+    rejected: usize,
+    held: usize,
+    /// Last time a job arrived, started or ended.
+    progress_at: Millis,
+    rec: Recorder,
+}
+
+/// Runs `jobs` (sorted by submit time, `id` = index) under `kind`; `progress` is called
+/// with the number of finished jobs after every instant.
+pub fn simulate(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    kind: PolicyKind,
+    progress: &dyn Fn(usize),
+) -> PolicyReport {
+    assert!(
+        jobs.iter().enumerate().all(|(i, j)| j.id == i)
+            && jobs.windows(2).all(|w| w[0].submit <= w[1].submit),
+        "jobs must be sorted by submit time and numbered in that order"
+    );
+    let mut sim = Sim::new(cfg, jobs, kind);
+    sim.run(progress);
+    let latency = sim.placer.latency();
+    let (calls, summary) = (latency.calls(), latency.summary());
+    sim.rec.finish(kind, jobs, calls, summary, cfg.series_bins)
+}
+
+/// [`simulate`] for several policies, one thread each when `parallel` (timings then share
+/// the cores); reports in `kinds` order.
+pub fn simulate_all(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    kinds: &[PolicyKind],
+    parallel: bool,
+    progress: &(dyn Fn(PolicyKind, usize) + Sync),
+) -> Vec<PolicyReport> {
+    if !parallel {
+        return kinds
+            .iter()
+            .map(|&k| simulate(cfg, jobs, k, &|done| progress(k, done)))
+            .collect();
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = kinds
+            .iter()
+            .map(|&k| s.spawn(move || simulate(cfg, jobs, k, &|done| progress(k, done))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("simulation thread panicked"))
+            .collect()
+    })
+}
+
+impl<'a> Sim<'a> {
+    fn new(cfg: &'a SimConfig, jobs: &'a [Job], kind: PolicyKind) -> Sim<'a> {
+        let trays = cfg.trays();
+        let mut failures = FailureTimeline::new(cfg.failures, trays, cfg.seed);
+        let mut events = BinaryHeap::new();
+        let mut down = vec![false; trays];
+        for (t, d) in down.iter_mut().enumerate() {
+            let (is_down, next) = failures.start(t);
+            *d = is_down;
+            if let Some(at) = next {
+                events.push(Reverse((at, TRAY, t, 0)));
+            }
+        }
+        Sim {
+            cfg,
+            jobs,
+            placer: Placer::new(kind, cfg.racks, cfg.trays_per_rack, &cfg.policy, cfg.timing),
+            cluster: Cluster::new(cfg.racks, cfg.trays_per_rack, &down),
+            failures,
+            events,
+            next_arrival: 0,
+            queue: BTreeSet::new(),
+            running: BTreeMap::new(),
+            epoch: vec![0; jobs.len()],
+            done: 0,
+            rejected: 0,
+            held: 0,
+            progress_at: 0,
+            rec: Recorder::new(
+                jobs.len(),
+                jobs.last().map_or(0, |j| j.submit),
+                trays,
+                cfg.trays_per_rack,
+                cfg.gpus_per_tray,
+            ),
+        }
+    }
+
+    fn run(&mut self, progress: &dyn Fn(usize)) {
+        self.rec.set(0, self.snapshot());
+        while self.done + self.rejected + self.held < self.jobs.len() {
+            let next_event = self.events.peek().map(|Reverse(e)| e.0);
+            let next_arrival = self.jobs.get(self.next_arrival).map(|j| j.submit);
+            let Some(now) = next_event.into_iter().chain(next_arrival).min() else {
+                break; // nothing will ever change again: the queue is stuck
+            };
+            let idle = self.running.is_empty() && self.next_arrival == self.jobs.len();
+            if self.cfg.horizon.is_some_and(|h| now > h) || (idle && now > self.progress_at + STALL)
+            {
+                break;
+            }
+            self.rec.advance(now);
+            while let Some(&Reverse((t, kind, id, epoch))) = self.events.peek() {
+                if t != now {
+                    break;
+                }
+                self.events.pop();
+                match kind {
+                    END => self.end(now, id, epoch),
+                    _ => self.tray_change(now, id),
+                }
+            }
+            while let Some(job) = self.jobs.get(self.next_arrival).filter(|j| j.submit == now) {
+                self.arrive(now, job.id);
+                self.next_arrival += 1;
+            }
+            self.schedule(now);
+            let snapshot = self.snapshot();
+            self.rec.set(now, snapshot);
+            if self.cfg.check_invariants {
+                self.check();
+            }
+            progress(self.done);
+        }
+    }
+
+    fn arrive(&mut self, now: Millis, job: usize) {
+        let j = &self.jobs[job];
+        self.progress_at = now;
+        if self.placer.never_runnable(j.trays, j.segment) {
+            self.rejected += 1;
+            self.rec.rejected(job);
+        } else {
+            self.queue.insert(job);
+            self.rec.queued(job, now);
+        }
+    }
+
+    fn end(&mut self, now: Millis, job: usize, epoch: u32) {
+        if epoch != self.epoch[job] {
+            return; // the run this event belonged to was killed
+        }
+        let run = self.running.remove(&job).expect("ending job is running");
+        self.cluster.release(job, &run.trays);
+        self.done += 1;
+        self.progress_at = now;
+        self.rec.finished(job, now);
+    }
+
+    fn tray_change(&mut self, now: Millis, tray: usize) {
+        let was_down = self.cluster.state(tray) == TrayState::Down;
+        if was_down {
+            self.cluster.mark_up(tray);
+        } else {
+            if let TrayState::Busy(job) = self.cluster.state(tray) {
+                let run = self
+                    .running
+                    .remove(&job)
+                    .expect("busy tray has a running job");
+                self.cluster.release(job, &run.trays);
+                self.epoch[job] += 1;
+                self.rec.killed(job, run.trays.len(), now - run.start);
+                if self.cfg.max_requeue.is_some_and(|m| self.epoch[job] > m) {
+                    self.held += 1;
+                    self.rec.held(job);
+                } else {
+                    self.queue.insert(job);
+                    self.rec.queued(job, now);
+                }
+            }
+            self.cluster.mark_down(tray);
+            self.rec.tray_failed();
+        }
+        if let Some(at) = self.failures.next_change(tray, now, !was_down) {
+            self.events.push(Reverse((at, TRAY, tray, 0)));
+        }
+    }
+
+    fn schedule(&mut self, now: Millis) {
+        if self.queue.is_empty() || self.cluster.free_count() == 0 {
+            return;
+        }
+        let queue: Vec<usize> = self.queue.iter().copied().collect();
+        let mut running: Vec<Running<'_>> = self
+            .running
+            .values()
+            .map(|r| Running {
+                expected_end: r.expected_end,
+                trays: &r.trays,
+            })
+            .collect();
+        running.sort_by_key(|r| r.expected_end); // stable: ties stay in job order
+        let starts = run_pass(
+            &Pass {
+                now,
+                jobs: self.jobs,
+                queue: &queue,
+                free: self.cluster.free_map(),
+                running: &running,
+                bf_depth: self.cfg.bf_depth,
+            },
+            &mut self.placer,
+        );
+        for s in starts {
+            self.start(now, s);
+        }
+    }
+
+    fn start(&mut self, now: Millis, Start { job, trays }: Start) {
+        let j = &self.jobs[job];
+        assert_eq!(trays.len(), j.trays, "job {job} got the wrong tray count");
+        self.queue.remove(&job);
+        self.progress_at = now;
+        self.cluster.allocate(job, &trays);
+        self.rec.started(j, now, &self.cluster.per_rack(&trays));
+        self.events
+            .push(Reverse((now + j.runtime, END, job, self.epoch[job])));
+        self.running.insert(
+            job,
+            Run {
+                trays,
+                start: now,
+                expected_end: now + j.limit,
+            },
+        );
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let free = self.cluster.free_count();
+        let head_fits_by_count = self
+            .queue
+            .first()
+            .is_some_and(|&h| self.jobs[h].trays <= free);
+        Snapshot {
+            busy: self.cluster.busy_count(),
+            healthy: self.cluster.healthy_count(),
+            queued: self.queue.len(),
+            stranded: if head_fits_by_count { free } else { 0 },
+        }
+    }
+
+    /// Conservation and no-overlap, recounted from scratch.
+    fn check(&self) {
+        self.cluster.check().expect("cluster invariants");
+        let mut owner = vec![None; self.cluster.total()];
+        for (&job, run) in &self.running {
+            for &t in &run.trays {
+                assert!(owner[t].is_none(), "tray {t} held by two jobs");
+                owner[t] = Some(job);
+                assert_eq!(self.cluster.state(t), TrayState::Busy(job));
+            }
+        }
+        let held = owner.iter().filter(|o| o.is_some()).count();
+        assert_eq!(held, self.cluster.busy_count(), "busy trays without a job");
+        assert!(self.queue.iter().all(|j| !self.running.contains_key(j)));
+    }
+}

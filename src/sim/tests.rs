@@ -1,0 +1,179 @@
+//! Whole-simulator properties: invariants at every event, determinism, completion, and the
+//! locality guarantees of the topology-aware policies.
+
+use proptest::prelude::*;
+
+use super::failures::FailureModel;
+use super::job::{Job, HOUR, MINUTE};
+use super::policy::PolicyKind;
+use super::report::{RunReport, WorkloadInfo};
+use super::simulation::{simulate, simulate_all, SimConfig};
+use super::synthetic::{generate, SyntheticSpec};
+
+fn config(racks: usize, p: f64, seed: u64) -> SimConfig {
+    let mut cfg = SimConfig::new(racks);
+    cfg.failures = FailureModel::with_unavailability(p, Some(72.0)).unwrap();
+    cfg.seed = seed;
+    cfg.check_invariants = true;
+    cfg
+}
+
+fn workload(jobs: usize, racks: usize, load: f64, seed: u64) -> Vec<Job> {
+    generate(&SyntheticSpec::new(jobs, load, racks as f64 * 18.0, seed)).unwrap()
+}
+
+#[test]
+fn every_policy_finishes_every_job_and_keeps_the_invariants() {
+    // 20 racks hold the largest synthetic job (288 trays); 5% of trays fail and recover.
+    let mut cfg = config(20, 0.05, 3);
+    cfg.max_requeue = None;
+    let jobs = workload(300, 20, 1.0, 3);
+    let reports = simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {});
+    for r in &reports {
+        assert_eq!(
+            (r.completed, r.rejected, r.held),
+            (300, 0, 0),
+            "{}",
+            r.policy
+        );
+        assert!(r.occupancy_while_waiting.unwrap() > 0.3, "{}", r.policy);
+    }
+    // The same failure timeline for everybody: runs that last longer see more of it.
+    assert!(reports[0].tray_failures > 0);
+    let mut by_length: Vec<_> = reports
+        .iter()
+        .map(|r| (r.makespan_h, r.tray_failures))
+        .collect();
+    by_length.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(
+        by_length.windows(2).all(|w| w[0].1 <= w[1].1),
+        "{by_length:?}"
+    );
+    for r in &reports[..2] {
+        assert_eq!(r.small_jobs_in_one_rack.share, Some(1.0), "{}", r.policy);
+        assert_eq!(r.segments_in_one_rack.share, Some(1.0), "{}", r.policy);
+    }
+    // The naive policy ignores racks and strands nothing by definition.
+    assert_eq!(reports[2].stranded_gpus, Some(0.0));
+    assert!(reports[2].segments_in_one_rack.share.unwrap() < 1.0);
+}
+
+fn run_json(seed: u64) -> String {
+    let cfg = config(12, 0.02, seed);
+    let jobs = workload(150, 12, 1.1, seed);
+    RunReport {
+        workload: WorkloadInfo {
+            name: "synthetic".into(),
+            details: serde_json::Value::Null,
+            jobs: jobs.len(),
+            offered_load: 1.1,
+            span_h: 0.0,
+            gpu_hours: 0.0,
+        },
+        policies: simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {}),
+        sim: cfg,
+    }
+    .to_json()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_json() {
+    let a = run_json(9);
+    assert_eq!(a, run_json(9));
+    assert_ne!(a, run_json(10));
+}
+
+#[test]
+fn a_requeued_job_restarts_from_scratch_and_keeps_its_priority() {
+    // One rack whose trays fail about every 30 h and are back after 30 min: the 4-hour,
+    // 18-tray job is killed again and again, restarts from scratch each time, and still
+    // finishes before the later job, which never overtakes it.
+    let mut cfg = SimConfig::new(1);
+    cfg.failures = FailureModel::OnOff {
+        mtbf_h: 30.0,
+        mttr_h: 0.5,
+    };
+    cfg.check_invariants = true;
+    cfg.max_requeue = None;
+    let job = |id, trays, runtime| Job {
+        id,
+        submit: id as u64 * MINUTE,
+        trays,
+        segment: None,
+        runtime,
+        limit: 2 * runtime,
+    };
+    let jobs = vec![job(0, 18, 4 * HOUR), job(1, 18, HOUR)];
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    assert_eq!(r.completed, 2);
+    assert!(r.requeues > 0);
+    assert!(r.lost_gpu_hours > 0.0);
+    assert!(r.ends[0] < r.ends[1]);
+}
+
+#[test]
+fn jobs_larger_than_the_cluster_are_rejected_not_stuck() {
+    let cfg = config(2, 0.0, 1);
+    let job = |id, trays, segment| Job {
+        id,
+        submit: 0,
+        trays,
+        segment,
+        runtime: HOUR,
+        limit: HOUR,
+    };
+    let jobs = vec![job(0, 40, None), job(1, 6, Some(4)), job(2, 4, None)];
+    for kind in PolicyKind::ALL {
+        let r = simulate(&cfg, &jobs, kind, &|_| {});
+        let rejected = if kind == PolicyKind::Naive { 1 } else { 2 };
+        assert_eq!(
+            (r.rejected, r.completed),
+            (rejected, 3 - rejected),
+            "{kind}"
+        );
+    }
+}
+
+prop_compose! {
+    fn jobs(max: usize)(specs in prop::collection::vec(
+        (0u64..20, 1usize..=36, prop::option::of(prop::sample::select(vec![2usize, 3, 4, 6, 9])), 1u64..300),
+        1..max,
+    )) -> Vec<Job> {
+        let mut specs = specs;
+        specs.sort_by_key(|s| s.0);
+        specs.into_iter().enumerate().map(|(id, (submit, trays, seg, minutes))| {
+            let segment = seg.filter(|&s| trays % s == 0 && s < trays);
+            Job {
+                id,
+                submit: submit * 10 * MINUTE,
+                trays,
+                segment,
+                runtime: minutes * MINUTE,
+                limit: minutes * MINUTE * 2,
+            }
+        }).collect()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// No tray is ever held twice, trays are conserved at every event (both checked after
+    /// every event by `check_invariants`), and every job ends.
+    #[test]
+    fn random_workloads_keep_the_invariants(
+        jobs in jobs(40),
+        p in prop::sample::select(vec![0.0, 0.01, 0.03]),
+        seed in 0u64..1000,
+    ) {
+        let cfg = config(6, p, seed);
+        for kind in PolicyKind::ALL {
+            let r = simulate(&cfg, &jobs, kind, &|_| {});
+            prop_assert_eq!(r.completed + r.rejected + r.held, jobs.len());
+            if kind != PolicyKind::Naive {
+                prop_assert!(r.small_jobs_in_one_rack.share.map_or(true, |s| s == 1.0));
+                prop_assert!(r.segments_in_one_rack.share.map_or(true, |s| s == 1.0));
+            }
+        }
+    }
+}
