@@ -30,8 +30,15 @@ submit() {   # submit LABEL ARGS...: a 10-minute job; remembers a letter for the
     fi
 }
 
+settle() {   # wait (up to 30 s) until the scheduler and backfill have considered every job
+    for _ in $(seq 60); do
+        sl squeue -h -t PD -o '%r' | grep -qE '^(None|Priority)$' || return 0
+        sleep 0.5
+    done
+}
+
 picture() {   # one line per rack: a letter per tray (its job), '.' free, 'X' drained/down
-    sleep "${1:-3}"
+    sleep 1; settle
     declare -A owner=()
     local id name nodes n
     while read -r id name nodes; do
@@ -77,7 +84,7 @@ sl scontrol update nodename=gb005 state=drain reason=demo-tray-failure
 submit H -N 18 "${G[@]}"                 # needs a whole healthy rack: none left, so it waits
 submit I -N 17 "${G[@]}"                 # fits the degraded rack exactly
 submit J -N 4 --segment=4 "${G[@]}"      # best fit: the 4-tray hole in rack4
-picture 4
+picture
 
 echo
 echo "== scontrol show topology"
