@@ -208,22 +208,37 @@ fn multi_rack_jobs_cover_every_required_node() {
     assert_eq!(domains_of(&topo, p), vec![0, 1]);
 }
 
+/// rack1 is a whole 16-tray rack; rack2 has 18 trays, 2 of them busy: both leave 12 free
+/// after a 4-node job. The tie goes to the broken rack2 so rack1 stays whole, unless the
+/// policy says otherwise. (With equal rack sizes equal leftovers mean equal free counts, so
+/// the knob only decides between racks of different sizes.)
 #[test]
-fn ties_prefer_degraded_racks_over_whole_ones() {
-    let (topo, mut view) = cluster(2);
-    // rack1 lost one tray to a drain and has 17 free; rack2 has 17 free after a busy tray.
-    view.trays[0] = crate::model::Tray {
-        candidate: false,
-        unavailable: true,
-        in_use: false,
+fn ties_prefer_broken_racks_over_whole_ones() {
+    let config = |prefer_degraded: bool| {
+        let mut c = crate::config::Config::default();
+        c.policy.prefer_degraded = prefer_degraded;
+        for (r, trays) in [(0, 16), (1, 18)] {
+            c.racks.push(crate::config::RackConfig {
+                name: format!("rack{}", r + 1),
+                nodes: (0..trays).map(|t| format!("n{}", r * 16 + t)).collect(),
+                clique: None,
+                group: None,
+            });
+        }
+        Topology::resolve(&c, 34, |n| n[1..].parse().ok()).0
     };
-    view.trays[18] = crate::model::Tray {
-        candidate: false,
-        unavailable: false,
-        in_use: true,
-    };
-    let p = &plan(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
-    assert_eq!(domains_of(&topo, p), vec![0]);
+    let mut view = ClusterView::all_free(34);
+    for n in [16, 17] {
+        view.trays[n] = crate::model::Tray {
+            candidate: false,
+            unavailable: false,
+            in_use: true,
+        };
+    }
+    let p = &plan(&config(true), &view, &JobRequest::nodes(4)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(1, 4)], "broken rack2 first");
+    let p = &plan(&config(false), &view, &JobRequest::nodes(4)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 4)], "knob off: configuration order");
 }
 
 #[test]
