@@ -333,6 +333,17 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Writes `value` as pretty JSON when `--json FILE` was given.
+fn write_json(path: Option<&Path>, value: &impl serde::Serialize) -> Result<(), String> {
+    match path {
+        Some(p) => write(
+            p,
+            &serde_json::to_string_pretty(value).map_err(|e| e.to_string())?,
+        ),
+        None => Ok(()),
+    }
+}
+
 /// One progress bar per policy on stderr; hidden with `--quiet` or when stderr is no TTY.
 struct Bars {
     bars: Vec<(PolicyKind, ProgressBar)>,
@@ -406,13 +417,7 @@ fn run_analytic(a: &AnalyticArgs) -> Result<(), String> {
             }
         }
     }
-    if let Some(path) = &a.json {
-        write(
-            path,
-            &serde_json::to_string_pretty(&all).expect("serializes"),
-        )?;
-    }
-    Ok(())
+    write_json(a.json.as_deref(), &all)
 }
 
 fn run_bench(a: &BenchArgs) -> Result<(), String> {
@@ -471,13 +476,7 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
         }
         all.push(m);
     }
-    if let Some(path) = &a.json {
-        write(
-            path,
-            &serde_json::to_string_pretty(&all).expect("serializes"),
-        )?;
-    }
-    Ok(())
+    write_json(a.json.as_deref(), &all)
 }
 
 /// The headline metrics of several reports: mean, and the range over the files.
