@@ -4,7 +4,7 @@
 
 mod lab;
 
-use lab::{per_rack, rack_of, racks, Lab};
+use lab::{per_rack, racks, Lab};
 
 const TOPO_ERROR: &str = "Requested topology configuration is not available";
 
@@ -154,12 +154,13 @@ fn jobs_outside_every_rack_still_run() {
 #[test]
 fn shared_jobs_and_gpu_counts_are_honoured() {
     let (lab, _g) = Lab::claim();
-    // Two non-exclusive 2-GPU jobs fit on the same trays; GRES accounting stays Slurm's.
+    // Two non-exclusive 2-GPU jobs share the same two trays (the engine offers trays that
+    // already run jobs first), and Slurm still charges 2 GPUs per tray to each job.
     let a = lab.submit(&["-N", "2", "--gres=gpu:2", "-n", "2"]);
     let b = lab.submit(&["-N", "2", "--gres=gpu:2", "-n", "2"]);
     let (na, nb) = (lab.running_nodes(a), lab.running_nodes(b));
     assert_eq!(racks(&na).len(), 1);
-    assert_eq!(racks(&nb).len(), 1);
+    assert_eq!(na, nb, "shared jobs did not pack onto the same trays");
     let detail = lab.run(&["scontrol", "show", "job", "-d", &a.to_string()]);
     assert!(detail.contains("gpu:2"), "{detail}");
 }
@@ -176,7 +177,6 @@ fn topology_addr_inside_a_job_names_its_rack() {
     lab.wait_for("job end", || lab.state(job).is_empty());
     let out = lab.job_output(job);
     assert!(out.contains("ADDR=rack3.gb040 PATTERN=rack.node"), "{out}");
-    assert_eq!(rack_of("gb040"), 3);
 }
 
 #[test]
