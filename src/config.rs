@@ -63,6 +63,30 @@ pub enum SegmentPlacement {
     Consolidate,
 }
 
+/// Jobs without `--segment` that are larger than one rack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MultiRack {
+    /// Wait until the fewest possible racks (`ceil(n / largest rack)`) can hold the job, then
+    /// take the set of that many racks with the fewest free trays: partly used and degraded
+    /// racks fill up and whole healthy racks stay free for full-rack jobs.
+    #[default]
+    FewestRacks,
+    /// Start as soon as the free trays suffice, over as many racks as it takes, fullest racks
+    /// first (higher occupancy, less NVLink locality).
+    StartNow,
+}
+
+impl MultiRack {
+    /// The spelling used in topology.toml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MultiRack::FewestRacks => "fewest-racks",
+            MultiRack::StartNow => "start-now",
+        }
+    }
+}
+
 impl SegmentPlacement {
     /// The spelling used in topology.toml, for logs and [`Config::to_toml`].
     pub fn as_str(self) -> &'static str {
@@ -77,6 +101,7 @@ impl SegmentPlacement {
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
     pub segment_placement: SegmentPlacement,
+    pub multi_rack: MultiRack,
     /// On ties, fill racks that are already degraded or partly used, keeping whole healthy
     /// racks free for full-rack jobs.
     pub prefer_degraded: bool,
@@ -90,6 +115,7 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             segment_placement: SegmentPlacement::BestFit,
+            multi_rack: MultiRack::FewestRacks,
             prefer_degraded: true,
             prefer_same_group: true,
             log_decisions: false,
@@ -204,11 +230,12 @@ impl Config {
         let p = &self.policy;
         let mut out = format!(
             "trays_per_rack = {}\ngpus_per_tray = {}\n\n[policy]\n\
-             segment_placement = {}\nprefer_degraded = {}\nprefer_same_group = {}\n\
-             log_decisions = {}\n",
+             segment_placement = {}\nmulti_rack = {}\nprefer_degraded = {}\n\
+             prefer_same_group = {}\nlog_decisions = {}\n",
             self.trays_per_rack,
             self.gpus_per_tray,
             quote(p.segment_placement.as_str()),
+            quote(p.multi_rack.as_str()),
             p.prefer_degraded,
             p.prefer_same_group,
             p.log_decisions,

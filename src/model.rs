@@ -23,6 +23,10 @@ pub struct Topology {
     pub domains: Vec<Domain>,
     /// `node_domain[node]` is the domain holding that node, if any.
     node_domain: Vec<Option<usize>>,
+    /// `node_range[d]` is `Some(first..end)` when domain `d`'s nodes are consecutive indices
+    /// in order (the usual case): counting its free trays is then a scan of one slice.
+    node_range: Vec<Option<std::ops::Range<usize>>>,
+    max_domain: usize,
     pub gpus_per_tray: u32,
     pub trays_per_rack: u32,
     pub policy: Policy,
@@ -72,9 +76,13 @@ impl Topology {
                 group: rack.group.clone(),
             });
         }
+        let node_range = domains.iter().map(|d| consecutive(&d.nodes)).collect();
+        let max_domain = domains.iter().map(|d| d.nodes.len()).max().unwrap_or(0);
         let topo = Topology {
             domains,
             node_domain,
+            node_range,
+            max_domain,
             gpus_per_tray: config.gpus_per_tray,
             trays_per_rack: config.trays_per_rack,
             policy: config.policy.clone(),
@@ -113,11 +121,19 @@ impl Topology {
 
     /// The largest domain, in configured trays: the biggest job or segment that fits one domain.
     pub fn max_domain_size(&self) -> usize {
-        self.domains
-            .iter()
-            .map(|d| d.nodes.len())
-            .max()
-            .unwrap_or(0)
+        self.max_domain
+    }
+
+    /// How many trays of domain `d` are candidates in `view`.
+    pub fn candidates_in(&self, d: usize, view: &ClusterView) -> usize {
+        match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
+            Some(trays) => trays.iter().filter(|t| t.candidate).count(),
+            None => self.domains[d]
+                .nodes
+                .iter()
+                .filter(|&&n| view.tray(n).candidate)
+                .count(),
+        }
     }
 
     pub fn domain_by_name(&self, name: &str) -> Option<usize> {
@@ -136,8 +152,16 @@ impl Topology {
     }
 }
 
+/// `Some(a..b)` when `nodes` is exactly `a, a+1, ..., b-1`.
+fn consecutive(nodes: &[usize]) -> Option<std::ops::Range<usize>> {
+    let first = *nodes.first()?;
+    let in_order = nodes.iter().enumerate().all(|(i, &n)| n == first + i);
+    in_order.then_some(first..first + nodes.len())
+}
+
 /// What one tray looks like at the moment a job is being placed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(4))]
 pub struct Tray {
     /// The scheduler offers this tray to the job (free, and not excluded by the request).
     pub candidate: bool,
@@ -215,6 +239,28 @@ mod tests {
         assert_eq!(t.domain_of(18), Some(1));
         assert_eq!(t.domain_of(54), None);
         assert_eq!(t.max_domain_size(), 18);
+    }
+
+    #[test]
+    fn candidate_counts_with_and_without_consecutive_nodes() {
+        let mut config = Config::default();
+        for (name, nodes) in [("a", ["n0", "n1", "n2"]), ("b", ["n5", "n3", "n4"])] {
+            config.racks.push(crate::config::RackConfig {
+                name: name.into(),
+                nodes: nodes.map(String::from).to_vec(),
+                clique: None,
+                group: None,
+            });
+        }
+        let (t, _) = Topology::resolve(&config, 6, |n| n[1..].parse().ok());
+        assert_eq!(t.node_range, vec![Some(0..3), None]);
+        let mut v = ClusterView::all_free(6);
+        v.trays[1].candidate = false;
+        v.trays[4].candidate = false;
+        assert_eq!((t.candidates_in(0, &v), t.candidates_in(1, &v)), (2, 2));
+        // A view shorter than the node table counts what it has.
+        v.trays.truncate(2);
+        assert_eq!((t.candidates_in(0, &v), t.candidates_in(1, &v)), (1, 0));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use crate::config::SegmentPlacement;
+use crate::config::{MultiRack, SegmentPlacement};
 use crate::model::{ClusterView, Topology};
 
 /// How many alternative node sets a single-domain job is offered.
@@ -111,23 +111,18 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn holes(&self) -> Vec<Hole> {
-        self.topo
-            .domains
-            .iter()
-            .enumerate()
-            .map(|(d, dom)| {
-                let mut free = 0;
-                let mut required = 0;
-                for &n in &dom.nodes {
-                    if self.view.tray(n).candidate {
-                        free += 1;
-                        required += usize::from(self.required.contains(&n));
-                    }
-                }
+        (0..self.topo.domains.len())
+            .map(|d| {
+                let free = self.topo.candidates_in(d, self.view);
+                let required = self
+                    .required
+                    .iter()
+                    .filter(|&&n| self.topo.domain_of(n) == Some(d))
+                    .count();
                 Hole {
                     domain: d,
                     free,
-                    broken: free < dom.nodes.len(),
+                    broken: free < self.topo.domains[d].nodes.len(),
                     required,
                 }
             })
@@ -137,21 +132,41 @@ impl Ctx<'_> {
     /// The first `k` free trays of domain `d`: required nodes first, then trays already running
     /// other jobs (packs shared jobs), then tray order.
     fn take(&self, d: usize, k: usize) -> Vec<usize> {
-        let mut free: Vec<usize> = self.topo.domains[d]
-            .nodes
-            .iter()
-            .copied()
-            .filter(|&n| self.view.tray(n).candidate)
-            .collect();
-        free.sort_by_key(|n| (!self.required.contains(n), !self.view.tray(*n).in_use));
-        free.truncate(k);
-        free
+        let nodes = &self.topo.domains[d].nodes;
+        let mut out = Vec::with_capacity(k);
+        // Three passes over at most a rack's trays beat sorting them: 0 = required,
+        // 1 = in use by another job, 2 = idle.
+        for pass in 0..3 {
+            for &n in nodes {
+                if out.len() == k {
+                    return out;
+                }
+                let tray = self.view.tray(n);
+                let class = if !tray.candidate {
+                    continue;
+                } else if self.required.contains(&n) {
+                    0
+                } else if tray.in_use {
+                    1
+                } else {
+                    2
+                };
+                if class == pass {
+                    out.push(n);
+                }
+            }
+        }
+        out
     }
 
     /// An exact placement of `pieces` (domain, nodes), nodes grouped by piece.
     fn materialize(&self, pieces: Vec<(usize, usize)>) -> Placement {
+        let mut nodes = Vec::with_capacity(pieces.iter().map(|p| p.1).sum());
+        for &(d, k) in &pieces {
+            nodes.extend(self.take(d, k));
+        }
         Placement {
-            nodes: pieces.iter().flat_map(|&(d, k)| self.take(d, k)).collect(),
+            nodes,
             exact: true,
             pieces,
         }
@@ -226,8 +241,71 @@ pub fn plan(
             plan_flexible(&ctx, &holes, req)
         }
         None if req.min_nodes <= max_domain => plan_one_domain(&ctx, &holes, req.min_nodes),
-        None => plan_spread(&ctx, &holes, req.min_nodes, 1),
+        None => match topo.policy.multi_rack {
+            MultiRack::FewestRacks => plan_fewest_racks(&ctx, &holes, req.min_nodes),
+            MultiRack::StartNow => plan_spread(&ctx, &holes, req.min_nodes, 1),
+        },
     }
+}
+
+/// A job larger than a rack, without `--segment`, under `multi_rack = "fewest-racks"`: the
+/// tightest set of `ceil(n / largest rack)` racks (inside one rack group when possible), or
+/// wait. With `-w` nodes the racks holding them are filled first and the job waits when more
+/// racks than that would be needed.
+fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placement>, Reject> {
+    let topo = ctx.topo;
+    let max_domain = topo.max_domain_size();
+    let fewest = n.div_ceil(max_domain);
+    let wait = || {
+        Reject::NotNow(format!(
+            "no {fewest} racks have {n} free trays together (multi_rack = \"fewest-racks\")"
+        ))
+    };
+    if !ctx.required.is_empty() {
+        let forced = holes.iter().filter(|h| h.required > 0).count();
+        let all: Vec<&Hole> = holes.iter().collect();
+        let pieces = spread_within(topo, &all, n, 1, ctx.required.len()).ok_or_else(wait)?;
+        if pieces.len() > fewest.max(forced) {
+            return Err(wait());
+        }
+        return Ok(vec![ctx.materialize(pieces)]);
+    }
+    let tightest = |members: &[&Hole]| {
+        fewest_racks::tightest_set(members, n, max_domain, topo.policy.prefer_degraded)
+    };
+    let free_of = |pieces: &Vec<(usize, usize)>| -> usize {
+        pieces.iter().map(|&(d, _)| holes[d].free).sum()
+    };
+    let mut best = None;
+    if topo.policy.prefer_same_group {
+        best = rack_groups(topo)
+            .iter()
+            .filter_map(|g| {
+                let members: Vec<&Hole> = holes
+                    .iter()
+                    .filter(|h| topo.domains[h.domain].group.as_deref() == Some(*g))
+                    .collect();
+                tightest(&members)
+            })
+            .min_by_key(free_of);
+    }
+    if best.is_none() {
+        let all: Vec<&Hole> = holes.iter().collect();
+        best = tightest(&all);
+    }
+    Ok(vec![ctx.materialize(best.ok_or_else(wait)?)])
+}
+
+/// The distinct rack group names, sorted.
+fn rack_groups(topo: &Topology) -> Vec<&str> {
+    let mut groups: Vec<&str> = topo
+        .domains
+        .iter()
+        .filter_map(|d| d.group.as_deref())
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups
 }
 
 /// Segments after [`validate`]: one segment is a one-domain job, several follow the policy.
@@ -250,18 +328,21 @@ fn plan_segments(
 /// Domains that can hold `n` nodes and every `-w` node, best fit first (at most
 /// [`MAX_ALTERNATIVES`], found without sorting all racks).
 fn ranked_fits<'h>(ctx: &Ctx, holes: &'h [Hole], n: usize) -> Vec<&'h Hole> {
-    let topo = ctx.topo;
-    let mut fits: Vec<&Hole> = holes
-        .iter()
-        .filter(|h| h.free >= n && h.required == ctx.required.len())
-        .collect();
-    let key = |h: &&Hole| fit_key(topo, h, h.free - n);
-    if fits.len() > MAX_ALTERNATIVES {
-        fits.select_nth_unstable_by_key(MAX_ALTERNATIVES - 1, key);
-        fits.truncate(MAX_ALTERNATIVES);
+    let key = |h: &Hole| fit_key(ctx.topo, h, h.free - n);
+    // One pass keeping the best few in order: cheaper than collecting and sorting all racks.
+    let mut best: Vec<&Hole> = Vec::with_capacity(MAX_ALTERNATIVES + 1);
+    for h in holes {
+        if h.free < n || h.required != ctx.required.len() {
+            continue;
+        }
+        if best.len() == MAX_ALTERNATIVES && key(h) >= key(best[MAX_ALTERNATIVES - 1]) {
+            continue;
+        }
+        let at = best.partition_point(|b| key(b) < key(h));
+        best.insert(at, h);
+        best.truncate(MAX_ALTERNATIVES);
     }
-    fits.sort_unstable_by_key(key);
-    fits
+    best
 }
 
 /// Ranks domains that can hold `n` nodes, best fit first, and offers each as an alternative.
@@ -336,14 +417,7 @@ fn plan_spread(
     })?;
     let mut best = global;
     if topo.policy.prefer_same_group {
-        let mut groups: Vec<&str> = topo
-            .domains
-            .iter()
-            .filter_map(|d| d.group.as_deref())
-            .collect();
-        groups.sort_unstable();
-        groups.dedup();
-        let in_group = groups
+        let in_group = rack_groups(topo)
             .iter()
             .filter_map(|g| {
                 let members: Vec<&Hole> = holes
@@ -423,36 +497,72 @@ fn spread_within(
 
 /// topology/block's segment rule, each segment on its own: the domain whose free trays fit
 /// the segment most tightly; ties go to domains the job already uses, then broken ones.
+///
+/// Racks are bucketed by free trays, so each segment costs O(largest rack) rather than a scan
+/// of every rack: untouched racks sit in buckets in tie-break order and leave from the front,
+/// and the few racks this job already uses are kept in a short list.
 fn best_fit_segments(
     ctx: &Ctx,
     holes: &[Hole],
     count: usize,
     s: usize,
 ) -> Result<Placement, Reject> {
-    let mut used = vec![0usize; holes.len()];
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let topo = ctx.topo;
+    let keep_whole = |h: &Hole| topo.policy.prefer_degraded && !h.broken;
+    // Counting sort by (free, keep_whole), stable in domain order: slot = 2 * free + whole.
+    let slots = 2 * (topo.max_domain_size() + 1);
+    let slot = |h: &Hole| 2 * h.free + usize::from(keep_whole(h));
+    let mut start = vec![0usize; slots + 1];
+    for h in holes {
+        start[slot(h) + 1] += 1;
+    }
+    for i in 1..=slots {
+        start[i] += start[i - 1];
+    }
+    let mut next = start.clone(); // next[slot]: first untouched rack in that slot
+    let mut order = vec![0usize; holes.len()];
+    for (i, h) in holes.iter().enumerate() {
+        let at = &mut next[slot(h)];
+        order[*at] = i;
+        *at += 1;
+    }
+    let mut next = start.clone();
+    // (hole, free trays left) of racks this job already uses
+    let mut used: Vec<(usize, usize)> = Vec::new();
     for _ in 0..count {
-        let best = holes
+        let untouched = (2 * s..slots).find(|&k| next[k] < start[k + 1]);
+        let reused = used
             .iter()
             .enumerate()
-            .filter(|(i, h)| h.free - used[*i] >= s)
-            .min_by_key(|(i, h)| {
-                let (leftover, keep_whole, d) = fit_key(ctx.topo, h, h.free - used[*i] - s);
-                (leftover, used[*i] == 0, keep_whole, d)
-            });
-        let Some((i, h)) = best else {
+            .filter(|(_, &(_, left))| left >= s)
+            .min_by_key(|(_, &(i, left))| (left, keep_whole(&holes[i]), i))
+            .map(|(u, &(_, left))| (u, left));
+        let take_reused = match (untouched, reused) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            // same leftover: the rack already used wins
+            (Some(k), Some((_, left))) => left <= k / 2,
+        };
+        if take_reused {
+            let (u, _) = reused.expect("checked above");
+            used[u].1 -= s;
+        } else if let Some(k) = untouched {
+            let i = order[next[k]];
+            next[k] += 1;
+            used.push((i, holes[i].free - s));
+        } else {
             return Err(Reject::NotNow(format!(
                 "no rack has {s} free trays for the next segment"
             )));
-        };
-        match pieces.iter_mut().find(|(d, _)| *d == h.domain) {
-            Some(piece) => piece.1 += s,
-            None => pieces.push((h.domain, s)),
         }
-        used[i] += s;
     }
+    let pieces = used
+        .iter()
+        .map(|&(i, left)| (holes[i].domain, holes[i].free - left))
+        .collect();
     Ok(ctx.materialize(pieces))
 }
 
+mod fewest_racks;
 #[cfg(test)]
 mod tests;

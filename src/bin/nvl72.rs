@@ -96,6 +96,8 @@ struct SimulateArgs {
     /// Trays drawn down at the start stay down; no other failures
     #[arg(long, conflicts_with = "mtbf")]
     static_failures: bool,
+    /// Comma-separated: nvl72, block, naive, nvl72-start-now (the engine with
+    /// multi_rack = "start-now")
     #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
     policies: Vec<PolicyKind>,
     /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs

@@ -102,7 +102,7 @@ fn example_file_parses() {
 fn full_file_with_every_key() {
     let config = toml_ok(
         "trays_per_rack = 16\ngpus_per_tray = 8\n[policy]\nsegment_placement = \"consolidate\"\n\
-         prefer_degraded = false\nprefer_same_group = false\nlog_decisions = true\n\
+         multi_rack = \"start-now\"\nprefer_degraded = false\nprefer_same_group = false\nlog_decisions = true\n\
          [[rack]]\nname = \"a.b_c-1\"\nnodes = \"n[3,1], x\"\nclique = \"uuid:1\"\ngroup = \"row1\"\n",
     );
     assert_eq!((config.trays_per_rack, config.gpus_per_tray), (16, 8));
@@ -110,6 +110,7 @@ fn full_file_with_every_key() {
         config.policy,
         Policy {
             segment_placement: SegmentPlacement::Consolidate,
+            multi_rack: MultiRack::StartNow,
             prefer_degraded: false,
             prefer_same_group: false,
             log_decisions: true,
@@ -160,6 +161,15 @@ fn toml_bad_segment_placement() {
         None,
     );
     assert!(msg.contains("fast") && msg.contains("best-fit"), "{msg}");
+    let msg = toml_err(
+        &format!("[policy]\n\nmulti_rack = \"fewest\"\n{ONE_RACK}"),
+        Some(3),
+        None,
+    );
+    assert!(
+        msg.contains("fewest-racks") && msg.contains("start-now"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -425,6 +435,7 @@ fn to_toml_round_trips() {
     config.gpus_per_tray = 8;
     config.policy = Policy {
         segment_placement: SegmentPlacement::Consolidate,
+        multi_rack: MultiRack::StartNow,
         prefer_degraded: false,
         prefer_same_group: false,
         log_decisions: true,

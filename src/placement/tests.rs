@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::Policy;
+use crate::config::{MultiRack, Policy};
 use crate::model::{ClusterView, Topology};
 use proptest::prelude::*;
 
@@ -81,6 +81,52 @@ fn oversized_job_takes_whole_racks_then_best_fit_remainder() {
     }
     let p = &plan(&topo, &view, &JobRequest::nodes(30)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 12)]);
+}
+
+#[test]
+fn fewest_racks_takes_the_tightest_set_or_waits() {
+    let (topo, mut view) = cluster(4);
+    for n in [18, 19, 54, 55] {
+        view.trays[n].candidate = false; // rack2 and rack4 have 16 free
+        view.trays[n].in_use = true;
+    }
+    // 32 trays: 16 + 16 keeps rack1 and rack3 whole; start-now takes 18 + 14.
+    let p = &plan(&topo, &view, &JobRequest::nodes(32)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(1, 16), (3, 16)]);
+    let policy = Policy {
+        multi_rack: MultiRack::StartNow,
+        ..Policy::default()
+    };
+    let start_now = Topology::uniform(4, 18, policy);
+    let p = &plan(&start_now, &view, &JobRequest::nodes(32)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 18), (1, 14)]);
+    // 54 trays need three racks with 54 free: only two are whole, so the job waits...
+    assert!(matches!(
+        plan(&topo, &view, &JobRequest::nodes(54)),
+        Err(Reject::NotNow(m)) if m.contains("fewest-racks")
+    ));
+    // ...where start-now spreads it over all four.
+    assert_eq!(
+        plan(&start_now, &view, &JobRequest::nodes(54)).unwrap()[0]
+            .pieces
+            .len(),
+        4
+    );
+    // -w: the required node's rack is filled first; more racks than needed means waiting.
+    let req = JobRequest {
+        required: vec![20],
+        ..JobRequest::nodes(34)
+    };
+    assert_eq!(
+        plan(&topo, &view, &req).unwrap()[0].pieces,
+        vec![(1, 16), (0, 18)]
+    );
+    let req = JobRequest {
+        required: vec![20, 56],
+        ..JobRequest::nodes(36)
+    };
+    assert!(plan(&topo, &view, &req).is_err());
+    assert_eq!(plan(&start_now, &view, &req).unwrap()[0].pieces.len(), 3);
 }
 
 #[test]
@@ -337,14 +383,69 @@ proptest! {
 
     #[test]
     fn oversized_jobs_use_the_fewest_racks(view in arb_view(5), n in 19usize..90) {
-        let topo = Topology::uniform(5, 18, Policy::default());
         let mut free: Vec<usize> = (0..5).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count()).collect();
         free.sort_unstable_by(|a, b| b.cmp(a));
+        // fewest-racks (default): exactly ceil(n/18) racks, or wait when the fullest ones
+        // cannot hold the job together.
+        let topo = Topology::uniform(5, 18, Policy::default());
+        let k = n.div_ceil(18);
+        match plan(&topo, &view, &JobRequest::nodes(n)) {
+            Ok(alts) => prop_assert_eq!(alts[0].pieces.len(), k),
+            Err(_) => prop_assert!(free.iter().take(k).sum::<usize>() < n),
+        }
+        // start-now: as few racks as the free trays allow right now.
+        let policy = Policy { multi_rack: MultiRack::StartNow, ..Policy::default() };
+        let topo = Topology::uniform(5, 18, policy);
         let mut need = 0; let mut acc = 0;
         for f in &free { if acc >= n { break; } acc += f; need += 1; }
         match plan(&topo, &view, &JobRequest::nodes(n)) {
             Ok(alts) => prop_assert_eq!(alts[0].pieces.len(), need),
             Err(_) => prop_assert!(acc < n),
         }
+    }
+}
+
+/// The straightforward O(segments x racks) form of [`best_fit_segments`]: the bucketed
+/// version must choose exactly the same racks.
+fn reference_best_fit(
+    ctx: &Ctx,
+    holes: &[Hole],
+    count: usize,
+    s: usize,
+) -> Option<Vec<(usize, usize)>> {
+    let mut used = vec![0usize; holes.len()];
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    for _ in 0..count {
+        let (i, h) = holes
+            .iter()
+            .enumerate()
+            .filter(|(i, h)| h.free - used[*i] >= s)
+            .min_by_key(|(i, h)| {
+                let (leftover, keep_whole, d) = fit_key(ctx.topo, h, h.free - used[*i] - s);
+                (leftover, used[*i] == 0, keep_whole, d)
+            })?;
+        match pieces.iter_mut().find(|(d, _)| *d == h.domain) {
+            Some(piece) => piece.1 += s,
+            None => pieces.push((h.domain, s)),
+        }
+        used[i] += s;
+    }
+    Some(pieces)
+}
+
+proptest! {
+    #[test]
+    fn bucketed_best_fit_matches_the_reference(
+        view in arb_view(12),
+        s in 1usize..=18,
+        count in 1usize..14,
+        prefer_degraded in any::<bool>(),
+    ) {
+        let policy = Policy { prefer_degraded, ..Policy::default() };
+        let topo = Topology::uniform(12, 18, policy);
+        let ctx = Ctx { topo: &topo, view: &view, required: &[] };
+        let holes = ctx.holes();
+        let got = best_fit_segments(&ctx, &holes, count, s).ok().map(|p| p.pieces);
+        prop_assert_eq!(got, reference_best_fit(&ctx, &holes, count, s));
     }
 }

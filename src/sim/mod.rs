@@ -21,7 +21,6 @@
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`analytic`] | The segment-size capacity formula and its check |
 //! | [`bench`] | Decision-latency scenarios |
-//! | [`whatif`] | A proposed engine change (tight multi-rack spread), simulated |
 
 pub mod analytic;
 pub mod bench;
@@ -38,7 +37,6 @@ pub mod report;
 pub mod scheduler;
 pub mod simulation;
 pub mod synthetic;
-pub mod whatif;
 
 #[cfg(test)]
 mod tests;

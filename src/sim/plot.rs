@@ -17,8 +17,7 @@ fn color(k: PolicyKind) -> &'static str {
         PolicyKind::Nvl72 => "#1f77b4",
         PolicyKind::Block => "#d62728",
         PolicyKind::Naive => "#7f7f7f",
-        PolicyKind::Nvl72MinRacks => "#2ca02c",
-        PolicyKind::Nvl72Tight => "#9467bd",
+        PolicyKind::Nvl72StartNow => "#9467bd",
     }
 }
 

@@ -5,13 +5,8 @@
 //!   the first (best) alternative is taken, as Slurm's selection accepts it for whole trays.
 //! - `block`: the model of Slurm 24.11 topology/block in [`super::block`].
 //! - `naive`: topology-unaware first fit over trays in index order.
-//! - `nvl72-minracks` (experiment, not run by default): the engine, but a job without
-//!   `--segment` larger than a rack is only started when the engine's placement uses the
-//!   minimum number of racks, `ceil(n / 18)`; otherwise it waits, as topology/block does.
-//!   It shows what the engine change proposed in `docs/benchmarks.md` would do.
-//! - `nvl72-tight` (experiment): as `nvl72-minracks`, and the racks of such a job are the
-//!   set with the fewest free trays ([`super::whatif::tight_spread`]) instead of the engine's
-//!   fullest-first choice.
+//! - `nvl72-start-now` (not run by default): the engine with `multi_rack = "start-now"`, so
+//!   the cost of waiting for the fewest racks can be measured in the same run.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -21,8 +16,7 @@ use serde::Serialize;
 
 use super::block::{self, BlockConfig};
 use super::latency::Latency;
-use super::whatif;
-use crate::config::Policy;
+use crate::config::{MultiRack, Policy};
 use crate::model::{ClusterView, Topology, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
@@ -32,10 +26,8 @@ pub enum PolicyKind {
     Nvl72,
     Block,
     Naive,
-    #[serde(rename = "nvl72-minracks")]
-    Nvl72MinRacks,
-    #[serde(rename = "nvl72-tight")]
-    Nvl72Tight,
+    #[serde(rename = "nvl72-start-now")]
+    Nvl72StartNow,
 }
 
 impl PolicyKind {
@@ -47,8 +39,7 @@ impl PolicyKind {
             PolicyKind::Nvl72 => "nvl72",
             PolicyKind::Block => "block",
             PolicyKind::Naive => "naive",
-            PolicyKind::Nvl72MinRacks => "nvl72-minracks",
-            PolicyKind::Nvl72Tight => "nvl72-tight",
+            PolicyKind::Nvl72StartNow => "nvl72-start-now",
         }
     }
 }
@@ -65,10 +56,10 @@ impl FromStr for PolicyKind {
     fn from_str(s: &str) -> Result<Self, String> {
         PolicyKind::ALL
             .into_iter()
-            .chain([PolicyKind::Nvl72MinRacks, PolicyKind::Nvl72Tight])
+            .chain([PolicyKind::Nvl72StartNow])
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                format!("unknown policy `{s}` (expected nvl72, block, naive, nvl72-minracks or nvl72-tight)")
+                format!("unknown policy `{s}` (expected nvl72, block, naive or nvl72-start-now)")
             })
     }
 }
@@ -83,21 +74,11 @@ pub struct Placer {
     fits_empty: BTreeMap<(usize, Option<usize>), bool>,
 }
 
-/// The engine as is, or with one of the simulated changes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Variant {
-    Engine,
-    /// Refuse multi-rack placements of unsegmented jobs that use more than the minimum racks.
-    MinRacks,
-    /// `MinRacks`, and pick those racks with [`whatif::tight_spread`].
-    Tight,
-}
-
 enum Kind {
     Nvl72 {
         topo: Topology,
         view: ClusterView,
-        variant: Variant,
+        start_now: bool,
     },
     Block(BlockConfig),
     Naive,
@@ -114,15 +95,18 @@ impl Placer {
         timed: bool,
     ) -> Placer {
         let kind = match kind {
-            PolicyKind::Nvl72 | PolicyKind::Nvl72MinRacks | PolicyKind::Nvl72Tight => Kind::Nvl72 {
-                topo: Topology::uniform(racks, trays, policy.clone()),
-                view: ClusterView::all_free(racks * trays),
-                variant: match kind {
-                    PolicyKind::Nvl72MinRacks => Variant::MinRacks,
-                    PolicyKind::Nvl72Tight => Variant::Tight,
-                    _ => Variant::Engine,
-                },
-            },
+            PolicyKind::Nvl72 | PolicyKind::Nvl72StartNow => {
+                let start_now = kind == PolicyKind::Nvl72StartNow;
+                let mut policy = policy.clone();
+                if start_now {
+                    policy.multi_rack = MultiRack::StartNow;
+                }
+                Kind::Nvl72 {
+                    topo: Topology::uniform(racks, trays, policy),
+                    view: ClusterView::all_free(racks * trays),
+                    start_now,
+                }
+            }
             PolicyKind::Block => Kind::Block(BlockConfig::lab(racks, trays)),
             PolicyKind::Naive => Kind::Naive,
         };
@@ -137,11 +121,10 @@ impl Placer {
 
     pub fn kind(&self) -> PolicyKind {
         match self.kind {
-            Kind::Nvl72 { variant, .. } => match variant {
-                Variant::Engine => PolicyKind::Nvl72,
-                Variant::MinRacks => PolicyKind::Nvl72MinRacks,
-                Variant::Tight => PolicyKind::Nvl72Tight,
-            },
+            Kind::Nvl72 {
+                start_now: true, ..
+            } => PolicyKind::Nvl72StartNow,
+            Kind::Nvl72 { .. } => PolicyKind::Nvl72,
             Kind::Block(_) => PolicyKind::Block,
             Kind::Naive => PolicyKind::Naive,
         }
@@ -202,16 +185,7 @@ impl Placer {
             &mut untimed
         };
         match &mut self.kind {
-            Kind::Nvl72 {
-                topo,
-                view,
-                variant,
-            } => {
-                let fewest = trays.div_ceil(self.trays);
-                let spread = segment.is_none() && trays > self.trays;
-                if *variant == Variant::Tight && spread && fewest <= 4 {
-                    return latency.time(|| whatif::tight_spread(free, self.trays, trays));
-                }
+            Kind::Nvl72 { topo, view, .. } => {
                 for (tray, &f) in view.trays.iter_mut().zip(free) {
                     *tray = Tray {
                         candidate: f,
@@ -222,9 +196,6 @@ impl Placer {
                 let req = request(trays, segment);
                 let plan = latency.time(|| placement::plan(topo, view, &req));
                 let best = plan.ok().and_then(|alts| alts.into_iter().next())?;
-                if *variant != Variant::Engine && spread && best.pieces.len() > fewest {
-                    return None;
-                }
                 Some(best.nodes)
             }
             Kind::Block(cfg) => latency.time(|| block::evaluate(cfg, free, trays, segment).ok()),
@@ -304,20 +275,23 @@ mod tests {
     }
 
     #[test]
-    fn minracks_waits_instead_of_spreading() {
-        // Every rack has 10 free trays: the engine spreads 36 trays over 4 racks, the
-        // min-racks variant waits for two racks with 18.
+    fn start_now_spreads_where_the_engine_waits() {
+        // Every rack has 10 free trays: the engine waits for two racks with 18 free,
+        // start-now spreads 36 trays over 4 racks.
         let mut free = vec![true; 72];
         for r in 0..4 {
             free[r * 18..r * 18 + 8].fill(false);
         }
         let mut engine = placer(PolicyKind::Nvl72, 4);
-        assert_eq!(engine.place(&free, 36, None).map(|n| n.len()), Some(36));
-        let mut min = placer(PolicyKind::Nvl72MinRacks, 4);
-        assert_eq!(min.kind(), PolicyKind::Nvl72MinRacks);
-        assert_eq!(min.place(&free, 36, None), None);
-        assert_eq!(min.place(&free, 8, Some(4)).map(|n| n.len()), Some(8));
-        assert!(!min.never_runnable(36, None));
+        assert_eq!(engine.place(&free, 36, None), None);
+        assert!(!engine.never_runnable(36, None));
+        let mut now = placer(PolicyKind::Nvl72StartNow, 4);
+        assert_eq!(now.kind(), PolicyKind::Nvl72StartNow);
+        assert_eq!(now.place(&free, 36, None).map(|n| n.len()), Some(36));
+        assert_eq!(
+            now.place(&free, 8, Some(4)),
+            engine.place(&free, 8, Some(4))
+        );
     }
 
     #[test]
@@ -335,7 +309,7 @@ mod tests {
     fn policy_names_round_trip() {
         for k in PolicyKind::ALL
             .into_iter()
-            .chain([PolicyKind::Nvl72MinRacks])
+            .chain([PolicyKind::Nvl72StartNow])
         {
             assert_eq!(k.name().parse::<PolicyKind>(), Ok(k));
         }

@@ -1,0 +1,212 @@
+//! `multi_rack = "fewest-racks"`: a job without `--segment` that is larger than one rack gets
+//! exactly the fewest racks that can hold it, `k = ceil(n / M)` for racks of at most `M`
+//! trays, or waits. Of all sets of `k` racks that hold it, it takes the one with the fewest
+//! free trays, so partly used and degraded racks fill up and whole healthy racks stay free
+//! for full-rack jobs (fewer whole racks break ties).
+//!
+//! Why this is cheap: `k` racks hold `n` trays exactly when their *deficits* (`M - free`) add
+//! up to at most `D = k*M - n`, which is below `M`. So only racks with a deficit of at most
+//! `D` matter, and the search runs over deficit values (at most 18 for NVL72), not racks.
+
+use super::Hole;
+
+/// Stop the search after this many steps and keep the best set found so far (only reachable
+/// with unusually large racks; 18-tray racks need at most a few thousand).
+const SEARCH_BUDGET: usize = 100_000;
+
+/// The pieces `(domain, nodes)` of the tightest `ceil(n / max_domain)`-rack set among `holes`
+/// (fullest racks first, the remainder last), or `None` if no such set exists now.
+pub(super) fn tightest_set(
+    holes: &[&Hole],
+    n: usize,
+    max_domain: usize,
+    prefer_degraded: bool,
+) -> Option<Vec<(usize, usize)>> {
+    let k = n.div_ceil(max_domain);
+    let budget = k * max_domain - n;
+    // buckets[d]: racks missing d free trays, broken ones first (with prefer_degraded) so
+    // that a whole rack of a smaller size is kept when a degraded one does as well.
+    let mut buckets: Vec<Vec<&Hole>> = vec![Vec::new(); budget + 1];
+    for h in holes {
+        if let Some(bucket) = max_domain
+            .checked_sub(h.free)
+            .and_then(|d| buckets.get_mut(d))
+        {
+            bucket.push(h);
+        }
+    }
+    if prefer_degraded {
+        for bucket in &mut buckets {
+            bucket.sort_by_key(|h| (!h.broken, h.domain));
+        }
+    }
+    let values: Vec<usize> = (1..=budget)
+        .rev()
+        .filter(|&d| !buckets[d].is_empty())
+        .collect();
+    let mut search = Search {
+        buckets: &buckets,
+        values: &values,
+        k,
+        count_tiebreak: prefer_degraded,
+        counts: vec![0; values.len()],
+        best: None,
+        steps: 0,
+    };
+    search.run(0, 0, 0, budget);
+    let (_, counts) = search.best?;
+    let mut pieces = Vec::with_capacity(k);
+    let mut left = n;
+    let partial = counts.iter().sum::<usize>();
+    let whole = buckets[0].iter().take(k - partial);
+    let chosen = values
+        .iter()
+        .zip(&counts)
+        .rev() // smallest deficits (fullest racks) first
+        .flat_map(|(&d, &c)| buckets[d].iter().take(c));
+    for h in whole.chain(chosen) {
+        let take = h.free.min(left);
+        pieces.push((h.domain, take));
+        left -= take;
+    }
+    (left == 0).then_some(pieces)
+}
+
+/// Depth-first search over how many racks of each deficit value to use.
+struct Search<'a> {
+    buckets: &'a [Vec<&'a Hole>],
+    /// Non-empty deficit values, largest first.
+    values: &'a [usize],
+    k: usize,
+    /// Prefer more non-whole racks on equal total deficit.
+    count_tiebreak: bool,
+    counts: Vec<usize>,
+    /// ((total deficit, non-whole racks), counts per value)
+    best: Option<((usize, usize), Vec<usize>)>,
+    steps: usize,
+}
+
+impl Search<'_> {
+    fn key(&self, deficit: usize, racks: usize) -> (usize, usize) {
+        (deficit, if self.count_tiebreak { racks } else { 0 })
+    }
+
+    /// `i`: next value index; `deficit`/`racks`: chosen so far; `left`: deficit still allowed.
+    fn run(&mut self, i: usize, deficit: usize, racks: usize, left: usize) {
+        self.steps += 1;
+        if self.steps > SEARCH_BUDGET {
+            return;
+        }
+        let bound = self.key(deficit + left, racks + left.min(self.k - racks));
+        if self.best.as_ref().is_some_and(|(b, _)| bound <= *b) {
+            return; // cannot beat the best set found
+        }
+        if i == self.values.len() {
+            let key = self.key(deficit, racks);
+            let better = self.best.as_ref().map_or(true, |(b, _)| key > *b);
+            if better && self.k - racks <= self.buckets[0].len() {
+                self.best = Some((key, self.counts.clone()));
+            }
+            return;
+        }
+        let d = self.values[i];
+        let most = self.buckets[d].len().min(self.k - racks).min(left / d);
+        for c in (0..=most).rev() {
+            self.counts[i] = c;
+            self.run(i + 1, deficit + c * d, racks + c, left - c * d);
+        }
+        self.counts[i] = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holes(free: &[usize]) -> Vec<Hole> {
+        free.iter()
+            .enumerate()
+            .map(|(d, &f)| Hole {
+                domain: d,
+                free: f,
+                broken: f < 18,
+                required: 0,
+            })
+            .collect()
+    }
+
+    fn set(free: &[usize], n: usize) -> Option<Vec<(usize, usize)>> {
+        let hs = holes(free);
+        let refs: Vec<&Hole> = hs.iter().collect();
+        tightest_set(&refs, n, 18, true)
+    }
+
+    #[test]
+    fn partly_used_racks_before_whole_ones() {
+        let free = [18, 16, 14, 16, 18];
+        // 32 trays: 16 + 16 rather than a whole rack + 14.
+        assert_eq!(set(&free, 32), Some(vec![(1, 16), (3, 16)]));
+        // 36 trays need two whole racks.
+        assert_eq!(set(&free, 36), Some(vec![(0, 18), (4, 18)]));
+        // 40 trays: three racks; 16 + 16 + 14 = 46 is the tightest set holding 40.
+        assert_eq!(set(&free, 40), Some(vec![(1, 16), (3, 16), (2, 8)]));
+    }
+
+    #[test]
+    fn waits_rather_than_using_more_racks() {
+        assert_eq!(set(&[10, 10, 10, 10], 21), None);
+        assert_eq!(set(&[10, 10, 10, 10], 19), Some(vec![(0, 10), (1, 9)]));
+        assert_eq!(set(&[10, 9, 18, 10], 19), Some(vec![(0, 10), (1, 9)]));
+        assert_eq!(set(&[10, 8, 18, 8], 19), Some(vec![(2, 18), (1, 1)]));
+        assert_eq!(set(&[17, 9, 2, 10], 19), Some(vec![(0, 17), (2, 2)]));
+    }
+
+    #[test]
+    fn fewer_whole_racks_on_equal_free_trays() {
+        // 19 trays: {18, 1} and {10, 9} both leave 0; {10, 9} keeps the whole rack.
+        assert_eq!(set(&[18, 10, 9, 1], 19), Some(vec![(1, 10), (2, 9)]));
+        let hs = holes(&[18, 10, 9, 1]);
+        let refs: Vec<&Hole> = hs.iter().collect();
+        // Without prefer_degraded either exact set will do; it is still exact.
+        let p = tightest_set(&refs, 19, 18, false).unwrap();
+        assert_eq!(p.iter().map(|&(_, t)| t).sum::<usize>(), 19);
+    }
+
+    /// Brute force over every k-subset: the search finds the minimal total free trays.
+    #[test]
+    fn matches_brute_force_on_small_clusters() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..2000 {
+            let racks: usize = rng.gen_range(2..8);
+            let free: Vec<usize> = (0..racks).map(|_| rng.gen_range(0..=18)).collect();
+            let n: usize = rng.gen_range(19..=(racks * 18).min(72));
+            let k = n.div_ceil(18);
+            let mut best: Option<usize> = None;
+            for mask in 0u32..(1 << racks) {
+                if mask.count_ones() as usize != k {
+                    continue;
+                }
+                let total: usize = (0..racks)
+                    .filter(|r| mask >> r & 1 == 1)
+                    .map(|r| free[r])
+                    .sum();
+                if total >= n && best.map_or(true, |b| total < b) {
+                    best = Some(total);
+                }
+            }
+            let got = set(&free, n);
+            assert_eq!(
+                got.as_ref()
+                    .map(|p| p.iter().map(|&(d, _)| free[d]).sum::<usize>()),
+                best,
+                "free {free:?} n {n}"
+            );
+            if let Some(p) = got {
+                assert_eq!(p.len(), k);
+                assert_eq!(p.iter().map(|&(_, t)| t).sum::<usize>(), n);
+                assert!(p.iter().all(|&(d, t)| t <= free[d] && t > 0));
+            }
+        }
+    }
+}
