@@ -291,3 +291,55 @@ fn racks_come_from_a_block_topology_conf_without_topology_toml() {
     );
     assert_eq!(placed.len(), 1);
 }
+
+#[test]
+fn jobs_larger_than_a_rack_wait_for_the_fewest_racks_and_fill_partly_used_ones() {
+    let (lab, _g) = Lab::claim();
+    let in_rack2 = lab.submit(&["-N", "2", "--exclusive", "-w", "gb019,gb020"]);
+    lab.running_nodes(in_rack2);
+    let in_rack4 = lab.submit(&["-N", "2", "--exclusive", "-w", "gb055,gb056"]);
+    lab.running_nodes(in_rack4);
+    // 32 trays: the two racks with 16 free, not a whole rack plus 14.
+    let tight = lab.submit(&["-N", "32", "--exclusive"]);
+    let nodes = lab.running_nodes(tight);
+    assert_eq!(per_rack(&nodes), vec![(2, 16), (4, 16)], "{nodes:?}");
+    let _ = lab.sl(&["scancel", &tight.to_string()]);
+    // 54 trays need three whole racks; two are whole, so the job waits although 68 trays
+    // are free (multi_rack = "fewest-racks")...
+    let big = lab.submit(&["-N", "54", "--exclusive"]);
+    lab.assert_stays_pending(big);
+    // ...and starts on three whole racks as soon as rack2 is whole again.
+    let _ = lab.sl(&["scancel", &in_rack2.to_string()]);
+    let nodes = lab.running_nodes(big);
+    assert_eq!(
+        per_rack(&nodes),
+        vec![(1, 18), (2, 18), (3, 18)],
+        "{nodes:?}"
+    );
+}
+
+#[test]
+fn multi_rack_start_now_spreads_instead_of_waiting() {
+    let (lab, _g) = Lab::claim();
+    let toml = std::env::temp_dir().join("nvl72-e2e-start-now.toml");
+    let good = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
+    let start_now = good.replacen(
+        "gpus_per_tray = 4\n",
+        "gpus_per_tray = 4\n[policy]\nmulti_rack = \"start-now\"\n",
+        1,
+    );
+    assert_ne!(start_now, good, "fixture did not change the file");
+    std::fs::write(&toml, start_now).unwrap();
+    lab.restart_with(&[("TOPOLOGY_TOML", toml.to_str().unwrap())]);
+    for pair in ["gb019,gb020", "gb055,gb056"] {
+        let filler = lab.submit(&["-N", "2", "--exclusive", "-w", pair]);
+        lab.running_nodes(filler);
+    }
+    // 18 + 16 + 18 + 16 free: 54 trays fit only over all four racks.
+    let big = lab.submit(&["-N", "54", "--exclusive"]);
+    let nodes = lab.running_nodes(big);
+    let _ = lab.sl(&["scancel", "--user=root"]);
+    lab.restart_with(&[]);
+    assert_eq!(nodes.len(), 54);
+    assert_eq!(racks(&nodes).len(), 4, "{:?}", per_rack(&nodes));
+}

@@ -503,7 +503,7 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         reports.len()
     );
     type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 10] = [
+    let metrics: [Metric; 13] = [
         ("occupancy while waiting %", 100.0, |p| {
             p["occupancy_while_waiting"].as_f64()
         }),
@@ -523,8 +523,15 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
             p["large_jobs_extra_racks"].as_f64()
         }),
         ("wait all jobs mean h", 1.0, |p| wait_of(p, "all", "mean_h")),
+        ("wait all jobs p95 h", 1.0, |p| wait_of(p, "all", "p95_h")),
         ("wait 17-18 trays p95 h", 1.0, |p| {
             wait_of(p, "17-18", "p95_h")
+        }),
+        ("wait 19-72 trays p95 h", 1.0, |p| {
+            wait_of(p, "19-72", "p95_h")
+        }),
+        ("wait 144+ trays p95 h", 1.0, |p| {
+            wait_of(p, "144+", "p95_h")
         }),
         ("jobs held (killed > max-requeue)", 1.0, |p| {
             p["held"].as_f64()

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the simulation matrix behind docs/benchmarks.md and prints one summary table per
+# configuration (mean over seeds, min-max range in brackets).
+#
+#   bash scripts/benchmarks.sh                 # everything, about 10 minutes on 2 cores
+#   ONLY=syn bash scripts/benchmarks.sh        # one workload: syn, seg, phi or ph4
+#   OUT=/tmp/bench SEEDS="1 2" bash scripts/benchmarks.sh
+#
+# JSON reports are kept in $OUT (default target/bench-results) for later `nvl72 summarize`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${OUT:-target/bench-results}
+SEEDS=${SEEDS:-1 2 3}
+ONLY=${ONLY:-}
+POLICIES=nvl72,block,naive,nvl72-start-now
+B=target/release/nvl72
+
+cargo build --release --bin nvl72 >&2
+mkdir -p "$OUT"
+
+# name: extra arguments of `nvl72 simulate`
+declare -A WORKLOAD=(
+    [syn]="--workload synthetic --racks 278 --jobs 6000"
+    [seg]="--workload synthetic --racks 278 --jobs 6000 --segment 32-72=4"
+    [phi]="--workload philly --racks 8"
+    [ph4]="--workload philly --racks 32 --scale-sizes 4"
+)
+TITLE_syn="synthetic NVL72 mix, 278 racks (32-72 trays without --segment)"
+TITLE_seg="synthetic NVL72 mix, 278 racks, 32-72 trays with --segment=4"
+TITLE_phi="Philly trace as is, 8 racks"
+TITLE_ph4="Philly trace, sizes x 4, 32 racks"
+
+for w in syn seg phi ph4; do
+    [ -n "$ONLY" ] && [ "$ONLY" != "$w" ] && continue
+    for load in 0.9 1.2; do
+        for lam in 0 0.02 0.05; do
+            files=()
+            for seed in $SEEDS; do
+                f="$OUT/$w-$load-$lam-$seed.json"
+                # shellcheck disable=SC2086 # WORKLOAD holds several arguments
+                $B simulate ${WORKLOAD[$w]} --load "$load" --lambda "$lam" --seed "$seed" \
+                    --policies "$POLICIES" --no-timing --quiet --json "$f" >/dev/null
+                files+=("$f")
+            done
+            title="TITLE_$w"
+            echo "### ${!title}: load $load, lambda $lam"
+            echo
+            $B summarize "${files[@]}"
+            echo
+        done
+    done
+done
