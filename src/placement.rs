@@ -278,15 +278,9 @@ fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placemen
     };
     let mut best = None;
     if topo.policy.prefer_same_group {
-        best = rack_groups(topo)
+        best = holes_by_group(topo, holes)
             .iter()
-            .filter_map(|g| {
-                let members: Vec<&Hole> = holes
-                    .iter()
-                    .filter(|h| topo.domains[h.domain].group.as_deref() == Some(*g))
-                    .collect();
-                tightest(&members)
-            })
+            .filter_map(|members| tightest(members))
             .min_by_key(free_of);
     }
     if best.is_none() {
@@ -296,8 +290,8 @@ fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placemen
     Ok(vec![ctx.materialize(best.ok_or_else(wait)?)])
 }
 
-/// The distinct rack group names, sorted.
-fn rack_groups(topo: &Topology) -> Vec<&str> {
+/// The holes of each rack group, groups in name order.
+fn holes_by_group<'h>(topo: &Topology, holes: &'h [Hole]) -> Vec<Vec<&'h Hole>> {
     let mut groups: Vec<&str> = topo
         .domains
         .iter()
@@ -306,6 +300,14 @@ fn rack_groups(topo: &Topology) -> Vec<&str> {
     groups.sort_unstable();
     groups.dedup();
     groups
+        .into_iter()
+        .map(|g| {
+            holes
+                .iter()
+                .filter(|h| topo.domains[h.domain].group.as_deref() == Some(g))
+                .collect()
+        })
+        .collect()
 }
 
 /// Segments after [`validate`]: one segment is a one-domain job, several follow the policy.
@@ -417,15 +419,9 @@ fn plan_spread(
     })?;
     let mut best = global;
     if topo.policy.prefer_same_group {
-        let in_group = rack_groups(topo)
+        let in_group = holes_by_group(topo, holes)
             .iter()
-            .filter_map(|g| {
-                let members: Vec<&Hole> = holes
-                    .iter()
-                    .filter(|h| topo.domains[h.domain].group.as_deref() == Some(*g))
-                    .collect();
-                spread_within(topo, &members, units, unit, ctx.required.len())
-            })
+            .filter_map(|members| spread_within(topo, members, units, unit, ctx.required.len()))
             .filter(|p| p.len() <= best.len())
             .min_by_key(|p| p.len());
         if let Some(p) = in_group {

@@ -302,10 +302,13 @@ fn same_group_preferred_for_multi_rack_jobs() {
             }),
         });
     }
-    let (topo, _) = Topology::resolve(&config, 72, |n| n[1..].parse().ok());
     let view = ClusterView::all_free(72);
-    let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
-    assert_eq!(domains_of(&topo, p), vec![0, 3]);
+    for multi_rack in [MultiRack::FewestRacks, MultiRack::StartNow] {
+        config.policy.multi_rack = multi_rack;
+        let (topo, _) = Topology::resolve(&config, 72, |n| n[1..].parse().ok());
+        let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
+        assert_eq!(domains_of(&topo, p), vec![0, 3], "{multi_rack:?}");
+    }
 }
 
 fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
