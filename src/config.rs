@@ -216,14 +216,6 @@ pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
 }
 
 impl Config {
-    /// Index into `racks` of the rack listing `node`. A linear scan: callers doing many
-    /// lookups should build their own map once.
-    pub fn rack_of(&self, node: &str) -> Option<usize> {
-        self.racks
-            .iter()
-            .position(|r| r.nodes.iter().any(|n| n == node))
-    }
-
     /// Renders a topology.toml that [`parse_toml`] reads back to an equal `Config` (apart from
     /// `source`), e.g. to show the effective configuration or to convert a topology.conf.
     pub fn to_toml(&self) -> String {

@@ -28,8 +28,9 @@ pub struct Topology {
     node_range: Vec<Option<std::ops::Range<usize>>>,
     max_domain: usize,
     pub gpus_per_tray: u32,
-    pub trays_per_rack: u32,
     pub policy: Policy,
+    /// Each rack group's name and member domains, sorted by name.
+    pub groups: Vec<(String, Vec<usize>)>,
 }
 
 /// A name from the configuration that the scheduler does not know.
@@ -77,6 +78,15 @@ impl Topology {
             });
         }
         let node_range = domains.iter().map(|d| consecutive(&d.nodes)).collect();
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for (d, dom) in domains.iter().enumerate() {
+            let Some(name) = &dom.group else { continue };
+            match groups.iter_mut().find(|(g, _)| g == name) {
+                Some((_, members)) => members.push(d),
+                None => groups.push((name.clone(), vec![d])),
+            }
+        }
+        groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let max_domain = domains.iter().map(|d| d.nodes.len()).max().unwrap_or(0);
         let topo = Topology {
             domains,
@@ -84,8 +94,8 @@ impl Topology {
             node_range,
             max_domain,
             gpus_per_tray: config.gpus_per_tray,
-            trays_per_rack: config.trays_per_rack,
             policy: config.policy.clone(),
+            groups,
         };
         (topo, unknown)
     }
@@ -111,10 +121,6 @@ impl Topology {
         topo
     }
 
-    pub fn node_count(&self) -> usize {
-        self.node_domain.len()
-    }
-
     pub fn domain_of(&self, node: usize) -> Option<usize> {
         self.node_domain.get(node).copied().flatten()
     }
@@ -138,13 +144,6 @@ impl Topology {
 
     pub fn domain_by_name(&self, name: &str) -> Option<usize> {
         self.domains.iter().position(|d| d.name == name)
-    }
-
-    /// Domains whose group is `name`, so rack groups can be addressed like racks.
-    pub fn group_members(&self, name: &str) -> Vec<usize> {
-        (0..self.domains.len())
-            .filter(|&d| self.domains[d].group.as_deref() == Some(name))
-            .collect()
     }
 
     pub fn in_any_domain(&self, node: usize) -> bool {
@@ -193,36 +192,6 @@ impl ClusterView {
 
     pub fn tray(&self, node: usize) -> Tray {
         self.trays.get(node).copied().unwrap_or_default()
-    }
-}
-
-/// Live counts of one domain, for `scontrol show topology` and metrics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DomainCounts {
-    pub trays: usize,
-    pub free: usize,
-    pub in_use: usize,
-    pub unavailable: usize,
-}
-
-impl Topology {
-    /// Counts trays per state: unavailable wins over in use, in use over free.
-    pub fn counts(&self, d: usize, view: &ClusterView) -> DomainCounts {
-        let mut c = DomainCounts {
-            trays: self.domains[d].nodes.len(),
-            ..DomainCounts::default()
-        };
-        for &n in &self.domains[d].nodes {
-            let t = view.tray(n);
-            if t.unavailable {
-                c.unavailable += 1;
-            } else if t.in_use {
-                c.in_use += 1;
-            } else {
-                c.free += 1;
-            }
-        }
-        c
     }
 }
 
@@ -281,16 +250,5 @@ mod tests {
                 node: "ghost".into()
             }]
         );
-    }
-
-    #[test]
-    fn counts_prefer_unavailable_over_in_use() {
-        let t = Topology::uniform(1, 4, Policy::default());
-        let mut v = ClusterView::all_free(4);
-        v.trays[0].unavailable = true;
-        v.trays[0].in_use = true;
-        v.trays[1].in_use = true;
-        let c = t.counts(0, &v);
-        assert_eq!((c.free, c.in_use, c.unavailable), (2, 1, 1));
     }
 }

@@ -110,36 +110,44 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// One hole per domain, in domain order (`holes[d].domain == d`).
     fn holes(&self) -> Vec<Hole> {
-        (0..self.topo.domains.len())
+        let mut holes: Vec<Hole> = (0..self.topo.domains.len())
             .map(|d| {
                 let free = self.topo.candidates_in(d, self.view);
-                let required = self
-                    .required
-                    .iter()
-                    .filter(|&&n| self.topo.domain_of(n) == Some(d))
-                    .count();
                 Hole {
                     domain: d,
                     free,
                     broken: free < self.topo.domains[d].nodes.len(),
-                    required,
+                    required: 0,
                 }
             })
-            .collect()
+            .collect();
+        for d in self.required.iter().filter_map(|&n| self.topo.domain_of(n)) {
+            holes[d].required += 1;
+        }
+        holes
     }
 
     /// The first `k` free trays of domain `d`: required nodes first, then trays already running
     /// other jobs (packs shared jobs), then tray order.
     fn take(&self, d: usize, k: usize) -> Vec<usize> {
-        let nodes = &self.topo.domains[d].nodes;
         let mut out = Vec::with_capacity(k);
+        self.take_into(d, k, &mut out);
+        out
+    }
+
+    /// [`Ctx::take`], appending to `out`.
+    fn take_into(&self, d: usize, k: usize, out: &mut Vec<usize>) {
+        let nodes = &self.topo.domains[d].nodes;
+        let end = out.len() + k;
         // Three passes over at most a rack's trays beat sorting them: 0 = required,
         // 1 = in use by another job, 2 = idle.
-        for pass in 0..3 {
+        let first = if self.required.is_empty() { 1 } else { 0 };
+        for pass in first..3 {
             for &n in nodes {
-                if out.len() == k {
-                    return out;
+                if out.len() == end {
+                    return;
                 }
                 let tray = self.view.tray(n);
                 let class = if !tray.candidate {
@@ -156,14 +164,13 @@ impl Ctx<'_> {
                 }
             }
         }
-        out
     }
 
     /// An exact placement of `pieces` (domain, nodes), nodes grouped by piece.
     fn materialize(&self, pieces: Vec<(usize, usize)>) -> Placement {
         let mut nodes = Vec::with_capacity(pieces.iter().map(|p| p.1).sum());
         for &(d, k) in &pieces {
-            nodes.extend(self.take(d, k));
+            self.take_into(d, k, &mut nodes);
         }
         Placement {
             nodes,
@@ -290,23 +297,11 @@ fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placemen
     Ok(vec![ctx.materialize(best.ok_or_else(wait)?)])
 }
 
-/// The holes of each rack group, groups in name order.
+/// The holes of each rack group, groups in name order (`holes[d]` is domain `d`'s).
 fn holes_by_group<'h>(topo: &Topology, holes: &'h [Hole]) -> Vec<Vec<&'h Hole>> {
-    let mut groups: Vec<&str> = topo
-        .domains
+    topo.groups
         .iter()
-        .filter_map(|d| d.group.as_deref())
-        .collect();
-    groups.sort_unstable();
-    groups.dedup();
-    groups
-        .into_iter()
-        .map(|g| {
-            holes
-                .iter()
-                .filter(|h| topo.domains[h.domain].group.as_deref() == Some(g))
-                .collect()
-        })
+        .map(|(_, members)| members.iter().map(|&d| &holes[d]).collect())
         .collect()
 }
 
@@ -361,8 +356,14 @@ fn plan_one_domain(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placement>
 
 /// Best fit, then (by policy) racks that are already broken, then configuration order.
 fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, usize) {
-    let keep_whole = topo.policy.prefer_degraded && !h.broken;
-    (leftover, keep_whole, h.domain)
+    (leftover, h.keep_whole(topo), h.domain)
+}
+
+impl Hole {
+    /// The `prefer_degraded` tie-break: a whole healthy rack goes after broken ones.
+    fn keep_whole(&self, topo: &Topology) -> bool {
+        topo.policy.prefer_degraded && !self.broken
+    }
 }
 
 /// A node range or open count: offer whole free domains and let Slurm choose how many nodes.
@@ -504,10 +505,9 @@ fn best_fit_segments(
     s: usize,
 ) -> Result<Placement, Reject> {
     let topo = ctx.topo;
-    let keep_whole = |h: &Hole| topo.policy.prefer_degraded && !h.broken;
     // Counting sort by (free, keep_whole), stable in domain order: slot = 2 * free + whole.
     let slots = 2 * (topo.max_domain_size() + 1);
-    let slot = |h: &Hole| 2 * h.free + usize::from(keep_whole(h));
+    let slot = |h: &Hole| 2 * h.free + usize::from(h.keep_whole(topo));
     let mut start = vec![0usize; slots + 1];
     for h in holes {
         start[slot(h) + 1] += 1;
@@ -531,7 +531,7 @@ fn best_fit_segments(
             .iter()
             .enumerate()
             .filter(|(_, &(_, left))| left >= s)
-            .min_by_key(|(_, &(i, left))| (left, keep_whole(&holes[i]), i))
+            .min_by_key(|(_, &(i, left))| (left, holes[i].keep_whole(topo), i))
             .map(|(u, &(_, left))| (u, left));
         let take_reused = match (untouched, reused) {
             (_, None) => false,

@@ -69,22 +69,14 @@ pub fn resolve(config: &Config) -> Loaded {
         .iter()
         .map(|d| Bitmap::with_bits(count, d.nodes.iter().copied()))
         .collect();
-    let mut groups: Vec<String> = topo
-        .domains
+    let group_bitmaps = topo
+        .groups
         .iter()
-        .filter_map(|d| d.group.clone())
-        .collect();
-    groups.sort();
-    groups.dedup();
-    let group_bitmaps = groups
-        .into_iter()
-        .map(|g| {
-            let nodes = topo
-                .group_members(&g)
-                .into_iter()
-                .flat_map(|d| topo.domains[d].nodes.clone());
-            let map = Bitmap::with_bits(count, nodes);
-            (g, map)
+        .map(|(g, members)| {
+            let nodes = members
+                .iter()
+                .flat_map(|&d| topo.domains[d].nodes.iter().copied());
+            (g.clone(), Bitmap::with_bits(count, nodes))
         })
         .collect();
     let rack_nodes = Bitmap::with_bits(count, (0..count).filter(|&n| topo.in_any_domain(n)));
