@@ -42,13 +42,10 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
     };
     // Slurm's generic code (every path below) may read slurmctld's idle map, e.g. for
     // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm.rs).
-    // SAFETY: we run under slurmctld's node lock, so the global pointer is stable.
-    unsafe {
-        slurm::refresh_shadow(
-            std::ptr::addr_of_mut!(b::idle_node_bitmap),
-            c"idle_node_bitmap",
-        )
-    };
+    // SAFETY: we run under slurmctld's node write lock, which excludes concurrent evaluations
+    // and writers of idle_node_bitmap; the copy stays valid for this call (and the callbacks
+    // below, which run inside it).
+    unsafe { slurm::IDLE_NODE_BITMAP.refresh(std::ptr::addr_of_mut!(b::idle_node_bitmap)) };
     let Some(st) = state::current() else {
         // SAFETY: plain delegation to Slurm's default selection with the same arguments.
         return unsafe { b::common_topo_choose_nodes(te) };
@@ -106,24 +103,31 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> JobRequest {
     }
 }
 
-/// Reads the offered nodes and the live state of every tray.
-pub fn cluster_view(node_map: Option<BitmapRef>) -> ClusterView {
-    let mut trays: Vec<Tray> = (0..slurm::node_count())
-        .map(|i| {
-            let state = slurm::node_state(i).unwrap_or(0);
-            Tray {
-                candidate: false,
-                unavailable: slurm::state_unavailable(state),
-                in_use: slurm::state_in_use(state),
-            }
-        })
-        .collect();
-    for n in node_map.map(|m| m.ones()).unwrap_or_default() {
+/// The live state of every tray, none of them offered (for `scontrol show topology`).
+pub fn cluster_view() -> ClusterView {
+    let trays = (0..slurm::node_count()).map(|i| tray(i, false)).collect();
+    ClusterView { trays }
+}
+
+/// The offered trays (`node_map`) with their live state; other trays stay "not offered",
+/// which is all the engine reads of them. Reads the node table only for offered trays.
+fn offered_view(node_map: BitmapRef) -> ClusterView {
+    let mut trays = vec![Tray::default(); slurm::node_count()];
+    for n in node_map.ones() {
         if let Some(t) = trays.get_mut(n) {
-            t.candidate = true;
+            *t = tray(n, true);
         }
     }
     ClusterView { trays }
+}
+
+fn tray(node: usize, candidate: bool) -> Tray {
+    let state = slurm::node_state(node).unwrap_or(0);
+    Tray {
+        candidate,
+        unavailable: slurm::state_unavailable(state),
+        in_use: slurm::state_in_use(state),
+    }
 }
 
 /// Called by Slurm's `eval_nodes` dispatcher (from `common_topo_choose_nodes`).
@@ -148,7 +152,7 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
         };
         let job_id = (*(*te).job_ptr).job_id;
         let req = job_request(te);
-        let view = cluster_view(Some(node_map));
+        let view = offered_view(node_map);
         let alternatives = match placement::plan(&st.topo, &view, &req) {
             Ok(a) => a,
             Err(Reject::Never(why)) => {
@@ -160,12 +164,9 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
                 return slurm::ERROR;
             }
         };
-        // Slurm's generic code may consult slurmctld's idle map (prefer_alloc_nodes).
-        slurm::refresh_shadow(
-            std::ptr::addr_of_mut!(b::idle_node_bitmap),
-            c"idle_node_bitmap",
-        );
-        let saved = Saved::take(te);
+        // Only needed to try a next alternative: after our callback returns, Slurm's
+        // common_topo_choose_nodes ORs its own copies of node_map and avail_core back in.
+        let saved = (alternatives.len() > 1).then(|| Saved::take(te));
         for (i, alt) in alternatives.iter().enumerate() {
             node_map.clear_all();
             for &n in &alt.nodes {
@@ -177,24 +178,30 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
             (*te).trump_others = true;
             (*te).eval_nodes = Some(eval_in_racks);
             if rc == slurm::SUCCESS {
-                let how = if alt.exact { "exact" } else { "within" };
-                let msg = format!(
-                    "JobId={job_id} nodes={}-{} segment={} -> {} ({how}, choice {} of {})",
-                    req.min_nodes,
-                    req.max_nodes,
-                    req.segment.unwrap_or(0),
-                    alt.describe(&st.topo),
-                    i + 1,
-                    alternatives.len()
-                );
-                if st.topo.policy.log_decisions {
-                    log::info!("{msg}");
+                let level = if st.topo.policy.log_decisions {
+                    log::Level::Info
                 } else {
-                    log::debug!("{msg}");
+                    log::Level::Debug
+                };
+                // Describing the placement allocates: only when the line is logged.
+                if log::log_enabled!(level) {
+                    log::log!(
+                        level,
+                        "JobId={job_id} nodes={}-{} segment={} -> {} ({}, choice {} of {})",
+                        req.min_nodes,
+                        req.max_nodes,
+                        req.segment.unwrap_or(0),
+                        alt.describe(&st.topo),
+                        if alt.exact { "exact" } else { "within" },
+                        i + 1,
+                        alternatives.len()
+                    );
                 }
                 return rc;
             }
-            saved.restore(te);
+            if let Some(saved) = saved.as_ref().filter(|_| i + 1 < alternatives.len()) {
+                saved.restore(te);
+            }
         }
         log::debug!(
             "JobId={job_id}: none of {} rack choices satisfies CPUs/GRES",

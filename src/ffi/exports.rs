@@ -68,7 +68,7 @@ fn build_config() -> c_int {
     if in_ctld {
         // part_list exists by now and its pointer never changes afterwards (see slurm.rs).
         // SAFETY: build_config runs single-threaded during slurmctld's config load.
-        unsafe { slurm::refresh_shadow(std::ptr::addr_of_mut!(b::part_list), c"part_list") };
+        unsafe { slurm::PART_LIST.refresh(std::ptr::addr_of_mut!(b::part_list)) };
     }
     let config = match state::read_config() {
         Ok(config) => {
@@ -270,6 +270,6 @@ pub extern "C" fn topology_p_get_fragmentation(node_mask: *mut b::bitstr_t) -> u
         else {
             return 0;
         };
-        crate::metrics::fragmentation(&st.topo, |n| mask.test(n))
+        crate::metrics::fragmentation(&st.topo, mask.tester())
     })
 }

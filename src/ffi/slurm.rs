@@ -7,6 +7,7 @@
 
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::ptr;
+use std::sync::OnceLock;
 
 use super::bindings as b;
 
@@ -42,13 +43,15 @@ impl Drop for Bitmap {
     }
 }
 
-/// Reads a Slurm bitmap we do not own.
+/// A Slurm bitmap we do not own.
 #[derive(Clone, Copy)]
 pub struct BitmapRef(*mut b::bitstr_t);
 
 impl BitmapRef {
     /// # Safety
-    /// `raw` must be NULL or a valid Slurm bitmap that outlives the returned value.
+    /// `raw` must be NULL or a valid Slurm bitmap that outlives the returned value. The
+    /// writing methods (`set`, `clear_all`, `or`) may only be used when the caller may write
+    /// it and nothing else accesses it meanwhile (slurmctld's locks, for `node_map`).
     pub unsafe fn new(raw: *mut b::bitstr_t) -> Option<BitmapRef> {
         (!raw.is_null()).then_some(BitmapRef(raw))
     }
@@ -58,9 +61,12 @@ impl BitmapRef {
         unsafe { b::slurm_bit_size(self.0) as usize }
     }
 
-    pub fn test(self, i: usize) -> bool {
-        // SAFETY: bounds checked against bit_size.
-        i < self.len() && unsafe { b::slurm_bit_test(self.0, i as b::bitoff_t) != 0 }
+    /// Tests bits, with the size read once, for loops over many nodes.
+    pub fn tester(self) -> impl Fn(usize) -> bool {
+        let len = self.len();
+        // SAFETY: bounds checked against bit_size, read once (the bitmap is not resized while
+        // the caller holds it, per the constructor's contract).
+        move |i| i < len && unsafe { b::slurm_bit_test(self.0, i as b::bitoff_t) != 0 }
     }
 
     pub fn ones(self) -> Vec<usize> {
@@ -96,8 +102,14 @@ impl BitmapRef {
         unsafe { b::slurm_bit_or(self.0, other.as_ptr()) };
     }
 
+    /// False when the sizes differ: bit_overlap_any reads the second bitmap for the first
+    /// one's size (its size check is compiled out with NDEBUG).
     pub fn overlaps(self, other: &Bitmap) -> bool {
-        // SAFETY: both are valid Slurm bitmaps; bit_overlap_any only reads them.
+        if self.len() != BitmapRef(other.as_ptr()).len() {
+            log::warn!("node bitmap sizes differ (node table changed since build_config)");
+            return false;
+        }
+        // SAFETY: both are valid Slurm bitmaps of the same size; bit_overlap_any only reads.
         unsafe { b::slurm_bit_overlap_any(self.0, other.as_ptr()) != 0 }
     }
 }
@@ -252,19 +264,40 @@ pub fn config_dir() -> std::path::PathBuf {
         .unwrap_or_else(|| "/etc/slurm".into())
 }
 
-/// Copies a slurmctld global that Slurm's topology helper library also defines as a local
+/// A slurmctld global that Slurm's topology helper library also defines as a local
 /// placeholder (`idle_node_bitmap`, `part_list`). Slurm's own plugins export the placeholder so
-/// the executable's definition interposes; a Rust cdylib keeps it local, so we refresh it.
-///
-/// # Safety
-/// `local` must point to the placeholder variable of the same type as the global `name`.
-pub unsafe fn refresh_shadow<T>(local: *mut *mut T, name: &CStr) {
-    // SAFETY: dlsym with RTLD_DEFAULT only looks up a symbol; a non-NULL result is the address of
-    // the process's definition of `name`, which has type `*mut T` per the contract.
-    unsafe {
-        let global = libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()).cast::<*mut T>();
+/// the executable's definition interposes; a Rust cdylib keeps it local, so we copy the value.
+pub struct Shadow {
+    name: &'static CStr,
+    /// The address of the process's definition (0 if none), looked up once: it never moves.
+    global: OnceLock<usize>,
+}
+
+pub static IDLE_NODE_BITMAP: Shadow = Shadow::new(c"idle_node_bitmap");
+pub static PART_LIST: Shadow = Shadow::new(c"part_list");
+
+impl Shadow {
+    const fn new(name: &'static CStr) -> Shadow {
+        Shadow {
+            name,
+            global: OnceLock::new(),
+        }
+    }
+
+    /// Copies the global's current value into `local`.
+    ///
+    /// # Safety
+    /// `local` must point to the placeholder variable of the same type as the global, and the
+    /// caller must hold the slurmctld lock that guards the global (no concurrent writer).
+    pub unsafe fn refresh<T>(&self, local: *mut *mut T) {
+        let global = *self.global.get_or_init(|| {
+            // SAFETY: dlsym with RTLD_DEFAULT only looks a symbol up.
+            unsafe { libc::dlsym(libc::RTLD_DEFAULT, self.name.as_ptr()) as usize }
+        }) as *mut *mut T;
         if !global.is_null() && global != local {
-            *local = *global;
+            // SAFETY: a non-NULL dlsym result is the address of the process's definition of
+            // the global, of type `*mut T` per the contract; the lock excludes writers.
+            unsafe { *local = *global };
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::topoinfo::TopoInfo;
 /// `out` must be a valid `dynamic_plugin_data_t **` (slurmctld holds its node read lock).
 pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> c_int {
     let info = match state::current() {
-        Some(st) => TopoInfo::collect(&st.topo, &super::eval::cluster_view(None)),
+        Some(st) => TopoInfo::collect(&st.topo, &super::eval::cluster_view()),
         None => TopoInfo {
             version: crate::topoinfo::WIRE_VERSION,
             gpus_per_tray: 0,
