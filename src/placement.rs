@@ -221,8 +221,41 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
             req_domains.len(),
             req.min_nodes
         )),
-        _ => Ok(()),
+        Some(s) => {
+            let count = req.min_nodes / s;
+            let room: usize = topo.domains.iter().map(|d| d.nodes.len() / s).sum();
+            if count > room {
+                never(format!(
+                    "{count} segments of {s} do not fit: the racks have room for {room}"
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        None if req.min_nodes > max_domain => fits_some_racks(topo, req.min_nodes),
+        None => Ok(()),
     }
+}
+
+/// A job larger than a rack: it must fit all racks together, and with
+/// `multi_rack = "fewest-racks"` the `ceil(n / largest rack)` largest ones.
+fn fits_some_racks(topo: &Topology, n: usize) -> Result<(), Reject> {
+    let mut sizes: Vec<usize> = topo.domains.iter().map(|d| d.nodes.len()).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let total: usize = sizes.iter().sum();
+    if n > total {
+        return Err(Reject::Never(format!(
+            "{n} nodes but the racks hold {total}"
+        )));
+    }
+    let k = n.div_ceil(topo.max_domain_size());
+    let largest: usize = sizes.iter().take(k).sum();
+    if topo.policy.multi_rack == MultiRack::FewestRacks && largest < n {
+        return Err(Reject::Never(format!(
+            "{n} nodes do not fit the {k} largest racks ({largest} trays; multi_rack = \"fewest-racks\")"
+        )));
+    }
+    Ok(())
 }
 
 /// Chooses node sets for `req`, best first. Never returns an empty list on `Ok`.

@@ -166,6 +166,34 @@ fn invalid_segments_are_never_runnable() {
     ));
 }
 
+/// Requests no state of the racks could satisfy are refused, not left waiting forever.
+#[test]
+fn requests_larger_than_the_racks_are_never_runnable() {
+    let (topo, view) = cluster(4);
+    let never =
+        |topo: &Topology, req: JobRequest| matches!(plan(topo, &view, &req), Err(Reject::Never(_)));
+    // Six segments of 12, but a rack of 18 holds only one.
+    assert!(never(&topo, JobRequest::segmented(72, 12)));
+    assert!(!never(&topo, JobRequest::segmented(48, 12)));
+    assert!(never(&topo, JobRequest::nodes(73)));
+    assert!(!never(&topo, JobRequest::nodes(72)));
+    // Racks of 18, 4, 4 and 4: 25 nodes fit all racks but not the two largest.
+    let mut config = crate::config::Config::default();
+    for (r, trays) in [18, 4, 4, 4].into_iter().enumerate() {
+        config.racks.push(crate::config::RackConfig {
+            name: format!("rack{}", r + 1),
+            nodes: (0..trays).map(|t| format!("n{}", r * 18 + t)).collect(),
+            clique: None,
+            group: None,
+        });
+    }
+    let resolve = |c: &crate::config::Config| Topology::resolve(c, 72, |n| n[1..].parse().ok()).0;
+    assert!(never(&resolve(&config), JobRequest::nodes(25)));
+    config.policy.multi_rack = MultiRack::StartNow;
+    assert!(!never(&resolve(&config), JobRequest::nodes(25)));
+    assert!(never(&resolve(&config), JobRequest::nodes(31)));
+}
+
 #[test]
 fn consolidate_policy_packs_segments_into_fewest_racks() {
     let policy = Policy {
