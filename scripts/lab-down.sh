@@ -36,14 +36,17 @@ stop_pidfile() {   # SIGTERM the pid in $1 if alive, and remember it
     fi
     return 0
 }
+ours() {           # pid $1 still runs inside this lab's chroot (not a reused pid)
+    kill -0 "$1" 2>/dev/null && [ "$(readlink "/proc/$1/root" 2>/dev/null)" = "$ROOT" ]
+}
 wait_pids() {      # wait up to $1 s for the remembered pids, then SIGKILL the remaining ones
     local end=$(( $(date +%s) + $1 )) p left
     while [ ${#pids[@]} -gt 0 ]; do
-        left=0; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
+        left=0; for p in "${pids[@]}"; do ours "$p" && left=1; done
         [ $left = 0 ] && break
         if [ "$(date +%s)" -ge "$end" ]; then
             for p in "${pids[@]}"; do
-                kill -0 "$p" 2>/dev/null && { say "SIGKILL $p"; kill -KILL "$p" 2>/dev/null; }
+                ours "$p" && { say "SIGKILL $p"; kill -KILL "$p" 2>/dev/null; }
             done
             break
         fi

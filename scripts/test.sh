@@ -14,14 +14,15 @@ bash scripts/fetch-slurm-source.sh >/dev/null
 echo "== build"
 cargo build --release --lib
 echo "== lab (fresh logs)"
-CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh
+# Set before lab-up so that a half-started lab is stopped too.
 if [ "${KEEP_LAB:-0}" != 1 ]; then
     trap 'bash scripts/lab-down.sh >/tmp/nvl72-lab-down.log 2>&1 || true' EXIT
 fi
+CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh
 echo "== tests"
 log=$(mktemp)
 set +e
-cargo test --release --all-targets 2>&1 | tee "$log"
+cargo test --release --all-targets --no-fail-fast 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 passed=$(grep -o '[0-9]* passed' "$log" | awk '{s+=$1} END {print s+0}')

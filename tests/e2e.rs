@@ -39,15 +39,20 @@ fn plugin_is_loaded_by_slurmctld_slurmd_and_scontrol() {
 #[test]
 fn four_full_rack_jobs_get_one_whole_rack_each() {
     let (lab, _g) = Lab::claim();
-    let jobs: Vec<u32> = (0..4)
+    // With gb010 busy, Slurm's own consecutive-node choice for 18 nodes straddles racks.
+    let blocker = lab.occupy("gb010");
+    let mut placed: Vec<Vec<String>> = (0..3)
         .map(|_| lab.submit(&["-N", "18", "--exclusive"]))
+        .map(|job| lab.running_nodes(job))
         .collect();
+    let _ = lab.sl(&["scancel", &blocker.to_string()]);
+    let last = lab.submit(&["-N", "18", "--exclusive"]);
+    placed.push(lab.running_nodes(last));
     let mut seen = Vec::new();
-    for job in jobs {
-        let nodes = lab.running_nodes(job);
+    for nodes in placed {
         assert_eq!(nodes.len(), 18);
         let r = racks(&nodes);
-        assert_eq!(r.len(), 1, "job {job} spans racks: {nodes:?}");
+        assert_eq!(r.len(), 1, "a job spans racks: {nodes:?}");
         seen.push(r[0]);
     }
     seen.sort_unstable();
@@ -57,13 +62,16 @@ fn four_full_rack_jobs_get_one_whole_rack_each() {
 #[test]
 fn small_jobs_fill_one_rack_before_opening_a_second() {
     let (lab, _g) = Lab::claim();
+    // rack3 is partly used: best fit packs the small jobs there, where Slurm's own choice
+    // would start at gb001.
+    lab.occupy("gb[053-054]");
     let mut all = Vec::new();
-    for n in ["4", "4", "4", "4", "2"] {
+    for n in ["4", "4", "4", "4"] {
         let job = lab.submit(&["-N", n, "--exclusive", "--gres=gpu:4"]);
         all.extend(lab.running_nodes(job));
     }
-    assert_eq!(all.len(), 18);
-    assert_eq!(racks(&all).len(), 1, "small jobs were scattered: {all:?}");
+    assert_eq!(all.len(), 16);
+    assert_eq!(racks(&all), vec![3], "small jobs were scattered: {all:?}");
 }
 
 #[test]
@@ -85,7 +93,12 @@ fn segments_land_in_multiples_of_the_segment_size() {
 #[test]
 fn impossible_segments_are_rejected_at_submission() {
     let (lab, _g) = Lab::claim();
-    for args in [["-N", "5", "--segment=2"], ["-N", "4", "--segment=20"]] {
+    // The last: six segments of 12, but each 18-tray rack has room for one.
+    for args in [
+        ["-N", "5", "--segment=2"],
+        ["-N", "4", "--segment=20"],
+        ["-N", "72", "--segment=12"],
+    ] {
         let err = lab.sbatch(&args, "true").expect_err("must be rejected");
         assert!(err.contains(TOPO_ERROR), "{args:?}: {err}");
     }
@@ -124,11 +137,10 @@ fn a_drained_tray_keeps_full_rack_jobs_out_but_fits_seventeen() {
 #[test]
 fn thirty_six_nodes_take_two_whole_racks() {
     let (lab, _g) = Lab::claim();
+    lab.occupy("gb001"); // Slurm's own choice would be gb[002-037], three racks
     let job = lab.submit(&["-N", "36", "--exclusive"]);
     let nodes = lab.running_nodes(job);
-    let pieces = per_rack(&nodes);
-    assert_eq!(pieces.len(), 2, "{nodes:?}");
-    assert!(pieces.iter().all(|&(_, c)| c == 18), "{pieces:?}");
+    assert_eq!(per_rack(&nodes), vec![(2, 18), (3, 18)], "{nodes:?}");
 }
 
 #[test]
@@ -161,8 +173,19 @@ fn shared_jobs_and_gpu_counts_are_honoured() {
     let (na, nb) = (lab.running_nodes(a), lab.running_nodes(b));
     assert_eq!(racks(&na).len(), 1);
     assert_eq!(na, nb, "shared jobs did not pack onto the same trays");
-    let detail = lab.run(&["scontrol", "show", "job", "-d", &a.to_string()]);
-    assert!(detail.contains("gpu:2"), "{detail}");
+    // The GPUs Slurm charged (not the request echoed back): 2 per tray, different ones.
+    let charged = |job: u32| {
+        let detail = lab.run(&["scontrol", "show", "job", "-d", &job.to_string()]);
+        let idx = detail
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("GRES=gpu:2(IDX:"))
+            .unwrap_or_else(|| panic!("no per-node GRES=gpu:2 in {detail}"))
+            .to_string();
+        assert!(detail.contains("JOB_GRES=gpu:4"), "{detail}");
+        idx
+    };
+    let (ga, gb) = (charged(a), charged(b));
+    assert_ne!(ga, gb, "both jobs were given the same GPUs");
 }
 
 #[test]
@@ -217,8 +240,9 @@ fn reconfigure_with_a_broken_file_keeps_slurmctld_up() {
     assert!(log.contains("unbalanced brackets"), "{log}");
     lab.run(&["scontrol", "ping"]);
     // The controller kept its racks and still places jobs.
+    lab.occupy("gb001");
     let job = lab.submit(&["-N", "18", "--exclusive"]);
-    assert_eq!(racks(&lab.running_nodes(job)).len(), 1);
+    assert_eq!(racks(&lab.running_nodes(job)), vec![2]);
 }
 
 #[test]
@@ -281,15 +305,16 @@ fn racks_come_from_a_block_topology_conf_without_topology_toml() {
     let before = lab.log("slurmctld.log").len();
     lab.restart_with(&[("TOPOLOGY_TOML", "none")]);
     let log = lab.log("slurmctld.log")[before..].to_string();
+    lab.occupy("gb001");
     let job = lab.submit(&["-N", "18", "--exclusive"]);
     let placed = racks(&lab.running_nodes(job));
-    let _ = lab.sl(&["scancel", &job.to_string()]);
+    let _ = lab.sl(&["scancel", "--user=root"]);
     lab.restart_with(&[]);
     assert!(
         log.contains("4 racks, 72 trays, 4 GPUs per tray from /etc/slurm/topology.conf"),
         "{log}"
     );
-    assert_eq!(placed.len(), 1);
+    assert_eq!(placed, vec![2]);
 }
 
 #[test]

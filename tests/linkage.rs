@@ -21,6 +21,11 @@ fn readelf(args: &[&str]) -> String {
         .arg(plugin())
         .output()
         .expect("readelf (binutils) is needed");
+    assert!(
+        out.status.success() && !out.stdout.is_empty(),
+        "readelf {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

@@ -57,11 +57,15 @@ impl Lab {
         );
     }
 
-    /// Exclusive use of an empty, healthy cluster for one test.
+    /// Exclusive use of an empty, healthy cluster with the default configuration for one
+    /// test. After the reset (lab-up.sh waits for every node to be up, so drained trays must
+    /// be resumed first), lab-up.sh puts back any configuration an earlier, possibly failed,
+    /// test changed; it is a no-op otherwise.
     pub fn claim() -> (&'static Lab, MutexGuard<'static, ()>) {
         let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let lab = Lab::get();
         lab.reset();
+        lab.restart_with(&[]);
         (lab, guard)
     }
 
@@ -103,6 +107,16 @@ impl Lab {
         } else {
             Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)))
         }
+    }
+
+    /// Runs an exclusive job on exactly `nodes` (a hostlist) and waits until it runs. Tests
+    /// use it to break the node order, so that Slurm's default selection (lowest-numbered
+    /// consecutive nodes) would cross a rack boundary where the plugin must not.
+    pub fn occupy(&self, nodes: &str) -> u32 {
+        let count = hostlist::expand(nodes).expect("hostlist").len().to_string();
+        let job = self.submit(&["-N", &count, "--exclusive", "-w", nodes]);
+        self.running_nodes(job);
+        job
     }
 
     /// Submits a long-running job that must be accepted.
