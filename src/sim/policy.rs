@@ -75,11 +75,7 @@ pub struct Placer {
 }
 
 enum Kind {
-    Nvl72 {
-        topo: Topology,
-        view: ClusterView,
-        start_now: bool,
-    },
+    Nvl72 { topo: Topology, view: ClusterView },
     Block(BlockConfig),
     Naive,
 }
@@ -96,15 +92,13 @@ impl Placer {
     ) -> Placer {
         let kind = match kind {
             PolicyKind::Nvl72 | PolicyKind::Nvl72StartNow => {
-                let start_now = kind == PolicyKind::Nvl72StartNow;
                 let mut policy = policy.clone();
-                if start_now {
+                if kind == PolicyKind::Nvl72StartNow {
                     policy.multi_rack = MultiRack::StartNow;
                 }
                 Kind::Nvl72 {
                     topo: Topology::uniform(racks, trays, policy),
                     view: ClusterView::all_free(racks * trays),
-                    start_now,
                 }
             }
             PolicyKind::Block => Kind::Block(BlockConfig::lab(racks, trays)),
@@ -121,10 +115,10 @@ impl Placer {
 
     pub fn kind(&self) -> PolicyKind {
         match self.kind {
-            Kind::Nvl72 {
-                start_now: true, ..
-            } => PolicyKind::Nvl72StartNow,
-            Kind::Nvl72 { .. } => PolicyKind::Nvl72,
+            Kind::Nvl72 { ref topo, .. } => match topo.policy.multi_rack {
+                MultiRack::StartNow => PolicyKind::Nvl72StartNow,
+                MultiRack::FewestRacks => PolicyKind::Nvl72,
+            },
             Kind::Block(_) => PolicyKind::Block,
             Kind::Naive => PolicyKind::Naive,
         }

@@ -89,17 +89,21 @@ impl RunReport {
             p.large_jobs_extra_racks
                 .map_or("-".into(), |x| format!("{x:.2}"))
         });
-        let classes: Vec<String> = self
-            .policies
-            .first()
-            .map(|p| p.wait.iter().map(|w| w.class.clone()).collect())
-            .unwrap_or_default();
+        // Every class some policy completed jobs in ("all" first), in size order.
+        let classes: Vec<&str> = std::iter::once("all")
+            .chain(super::job::CLASSES.iter().map(|c| c.0))
+            .filter(|c| {
+                self.policies
+                    .iter()
+                    .any(|p| p.wait.iter().any(|w| w.class == *c))
+            })
+            .collect();
         row("queue wait h: mean/p50/p95", &|_| String::new());
         for class in &classes {
             row(&format!("  {class}"), &|p| {
                 p.wait
                     .iter()
-                    .find(|w| &w.class == class)
+                    .find(|w| w.class == *class)
                     .map_or("-".into(), |w| {
                         format!("{:.2}/{:.2}/{:.2} ({})", w.mean_h, w.p50_h, w.p95_h, w.jobs)
                     })
@@ -132,7 +136,7 @@ pub fn describe_failures(f: &FailureModel) -> String {
         FailureModel::Static { p } => format!("static, {:.1}% of trays down", p * 100.0),
         FailureModel::OnOff { mtbf_h, mttr_h } => format!(
             "on/off, {:.1}% down (MTBF {mtbf_h:.0} h, MTTR {mttr_h:.0} h)",
-            100.0 * mttr_h / (mtbf_h + mttr_h)
+            100.0 * f.unavailability()
         ),
     }
 }

@@ -198,8 +198,11 @@ impl<'a> Sim<'a> {
                 break; // nothing will ever change again: the queue is stuck
             };
             let idle = self.running.is_empty() && self.next_arrival == self.jobs.len();
-            if self.cfg.horizon.is_some_and(|h| now > h) || (idle && now > self.progress_at + STALL)
-            {
+            if let Some(h) = self.cfg.horizon.filter(|&h| now > h) {
+                self.rec.advance(h); // the state since the last event lasts until the horizon
+                break;
+            }
+            if idle && now > self.progress_at + STALL {
                 break;
             }
             self.rec.advance(now);

@@ -177,3 +177,40 @@ proptest! {
         }
     }
 }
+
+/// Hand-computed stranding and extra racks. Three racks; three 10-tray jobs leave 8 free
+/// trays in each, then a 20-tray job arrives (a 1-tray job at 20 h closes the window).
+/// - nvl72 waits for two racks that hold 20 (10 h): 24 of 54 trays stranded all that time,
+///   and the job then uses 2 racks (0 extra);
+/// - nvl72-start-now starts it at once over 3 racks (8 + 8 + 4: 1 extra), stranding nothing;
+/// - naive packed the 10-tray jobs onto trays 0-29 regardless of racks, so the 20 trays
+///   30-49 happen to span 2 racks (0 extra).
+#[test]
+fn stranding_and_extra_racks_match_a_hand_computed_case() {
+    let job = |id, submit_h: u64, trays, hours: u64| Job {
+        id,
+        submit: submit_h * HOUR,
+        trays,
+        segment: None,
+        runtime: hours * HOUR,
+        limit: hours * HOUR,
+    };
+    let jobs = vec![
+        job(0, 0, 10, 10),
+        job(1, 0, 10, 10),
+        job(2, 0, 10, 10),
+        job(3, 0, 20, 1),
+        job(4, 20, 1, 1),
+    ];
+    let cfg = config(3, 0.0, 1);
+    let run = |kind| simulate(&cfg, &jobs, kind, &|_| {});
+    let nvl72 = run(PolicyKind::Nvl72);
+    let share = nvl72.stranded_share.unwrap();
+    assert!((share - 24.0 / 54.0).abs() < 1e-9, "{share}");
+    assert_eq!(nvl72.large_jobs_extra_racks, Some(0.0));
+    for (kind, extra) in [(PolicyKind::Nvl72StartNow, 1.0), (PolicyKind::Naive, 0.0)] {
+        let r = run(kind);
+        assert_eq!(r.large_jobs_extra_racks, Some(extra), "{kind}");
+        assert_eq!(r.stranded_share.unwrap_or(0.0), 0.0, "{kind}");
+    }
+}
