@@ -5,6 +5,7 @@
 //! tested and benchmarked on its own. `ffi` is the only module with `unsafe`.
 
 pub mod config;
+pub mod demand;
 mod ffi;
 pub mod hostlist;
 pub mod metrics;

@@ -28,6 +28,9 @@ pub struct Topology {
     node_range: Vec<Option<std::ops::Range<usize>>>,
     max_domain: usize,
     pub gpus_per_tray: u32,
+    /// What a whole free tray offers a job (GPUs from `gpus_per_tray`; the plugin sets the
+    /// CPUs from slurm.conf's node records).
+    pub full_tray: Capacity,
     pub policy: Policy,
     /// Each rack group's name and member domains, sorted by name.
     pub groups: Vec<(String, Vec<usize>)>,
@@ -94,6 +97,10 @@ impl Topology {
             node_range,
             max_domain,
             gpus_per_tray: config.gpus_per_tray,
+            full_tray: Capacity {
+                gpus: u16::try_from(config.gpus_per_tray).unwrap_or(u16::MAX),
+                cpus: Capacity::GB200_TRAY.cpus,
+            },
             policy: config.policy.clone(),
             groups,
         };
@@ -142,6 +149,15 @@ impl Topology {
         }
     }
 
+    /// Calls `f` with the state of each of domain `d`'s trays, in tray order (one slice scan
+    /// when the domain's node indices are consecutive).
+    pub fn for_each_tray(&self, d: usize, view: &ClusterView, mut f: impl FnMut(Tray)) {
+        match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
+            Some(trays) => trays.iter().copied().for_each(f),
+            None => self.domains[d].nodes.iter().for_each(|&n| f(view.tray(n))),
+        }
+    }
+
     pub fn domain_by_name(&self, name: &str) -> Option<usize> {
         self.domains.iter().position(|d| d.name == name)
     }
@@ -160,7 +176,7 @@ fn consecutive(nodes: &[usize]) -> Option<std::ops::Range<usize>> {
 
 /// What one tray looks like at the moment a job is being placed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C, align(4))]
+#[repr(C, align(8))]
 pub struct Tray {
     /// The scheduler offers this tray to the job (free, and not excluded by the request).
     pub candidate: bool,
@@ -168,6 +184,35 @@ pub struct Tray {
     pub unavailable: bool,
     /// Some other job runs on it.
     pub in_use: bool,
+    /// GPUs of the kind the job asks for that it could use here (Slurm's `avail_gpus`).
+    pub gpus: u16,
+    /// CPUs the job could use here (Slurm's `avail_cpus`, after memory and task limits).
+    pub cpus: u16,
+}
+
+/// What a whole, free, healthy tray offers a job: the yardstick for "does this job fit one
+/// rack at all", independent of what is busy right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity {
+    pub gpus: u16,
+    pub cpus: u16,
+}
+
+impl Capacity {
+    /// A GB200 compute tray: 4 Blackwell GPUs and two 72-core Grace CPUs.
+    pub const GB200_TRAY: Capacity = Capacity { gpus: 4, cpus: 144 };
+}
+
+impl Tray {
+    /// A free tray offering `cap` to the job.
+    pub fn free(cap: Capacity) -> Tray {
+        Tray {
+            candidate: true,
+            gpus: cap.gpus,
+            cpus: cap.cpus,
+            ..Tray::default()
+        }
+    }
 }
 
 /// Per-node tray states, indexed like [`Topology`] node indices.
@@ -177,16 +222,10 @@ pub struct ClusterView {
 }
 
 impl ClusterView {
-    /// Every tray a candidate: an empty cluster.
+    /// Every tray a free GB200 tray: an empty cluster.
     pub fn all_free(node_count: usize) -> ClusterView {
         ClusterView {
-            trays: vec![
-                Tray {
-                    candidate: true,
-                    ..Tray::default()
-                };
-                node_count
-            ],
+            trays: vec![Tray::free(Capacity::GB200_TRAY); node_count],
         }
     }
 

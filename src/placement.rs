@@ -10,10 +10,8 @@ use std::cmp::Reverse;
 use std::fmt;
 
 use crate::config::{MultiRack, SegmentPlacement};
-use crate::model::{ClusterView, Topology};
-
-/// How many alternative node sets a single-domain job is offered.
-pub const MAX_ALTERNATIVES: usize = 8;
+pub use crate::demand::Demand;
+use crate::model::{ClusterView, Topology, Tray};
 
 /// The topology-relevant part of a job request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +23,8 @@ pub struct JobRequest {
     pub segment: Option<usize>,
     /// `-w` nodes that must be part of the allocation.
     pub required: Vec<usize>,
+    /// What the job needs besides a node count (GPUs, CPUs, task layout).
+    pub demand: Demand,
 }
 
 impl JobRequest {
@@ -34,7 +34,28 @@ impl JobRequest {
             max_nodes: n,
             segment: None,
             required: Vec::new(),
+            demand: Demand::default(),
         }
+    }
+
+    /// A job sized by GPUs alone (`--gpus=g`): Slurm leaves the node count open.
+    pub fn gpus(g: u64, max_nodes: usize) -> JobRequest {
+        JobRequest {
+            min_nodes: 1,
+            max_nodes,
+            demand: Demand {
+                gpus: g,
+                cpus: 1,
+                trays: 0,
+            },
+            ..JobRequest::nodes(1)
+        }
+    }
+
+    /// The fewest trays this job needs on whole free trays of `topo`: its node minimum, or
+    /// more when its GPUs, CPUs or task layout need more. Decides "one rack or several".
+    pub fn trays_needed(&self, topo: &Topology) -> usize {
+        self.min_nodes.max(self.demand.trays_at(topo.full_tray))
     }
 
     pub fn segmented(n: usize, segment: usize) -> JobRequest {
@@ -166,6 +187,73 @@ impl Ctx<'_> {
         }
     }
 
+    /// The fewest candidate trays of `h`'s rack that could meet the request: its node
+    /// minimum, or more when its GPUs, CPUs or task layout need more, counted on what each
+    /// tray offers this job now (largest first). None when the rack cannot hold it.
+    fn need(&self, h: &Hole, req: &JobRequest, scratch: &mut Vec<u16>) -> Option<usize> {
+        let base = req.min_nodes.max(req.demand.trays);
+        if base > h.free || base > req.max_nodes {
+            return None;
+        }
+        if !req.demand.binds(req.min_nodes) {
+            return Some(base);
+        }
+        let gpus = self.fewest(h.domain, req.demand.gpus, |t| t.gpus, scratch)?;
+        // Every candidate tray has a CPU, so `base` trays cover up to `base` CPUs.
+        let cpus = if req.demand.cpus <= base as u64 {
+            0
+        } else {
+            self.fewest(h.domain, req.demand.cpus, |t| t.cpus, scratch)?
+        };
+        let need = base.max(gpus).max(cpus);
+        (need <= req.max_nodes).then_some(need)
+    }
+
+    /// The fewest candidate trays of domain `d` whose `amount` adds up to `total`, or None.
+    /// One pass when the trays are alike (the usual case: whole free trays); a sort of at
+    /// most a rack's values only when they differ (shared trays).
+    fn fewest(
+        &self,
+        d: usize,
+        total: u64,
+        amount: impl Fn(&Tray) -> u16,
+        scratch: &mut Vec<u16>,
+    ) -> Option<usize> {
+        if total == 0 {
+            return Some(0);
+        }
+        let (mut sum, mut lo, mut hi) = (0u64, u16::MAX, 0u16);
+        self.topo.for_each_tray(d, self.view, |t| {
+            if t.candidate {
+                let v = amount(&t);
+                sum += u64::from(v);
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        });
+        if sum < total {
+            return None;
+        }
+        if lo == hi {
+            return usize::try_from(total.div_ceil(u64::from(hi))).ok();
+        }
+        scratch.clear();
+        self.topo.for_each_tray(d, self.view, |t| {
+            if t.candidate {
+                scratch.push(amount(&t));
+            }
+        });
+        scratch.sort_unstable_by(|a, b| b.cmp(a));
+        let mut acc = 0u64;
+        scratch
+            .iter()
+            .position(|&v| {
+                acc += u64::from(v);
+                acc >= total
+            })
+            .map(|i| i + 1)
+    }
+
     /// An exact placement of `pieces` (domain, nodes), nodes grouped by piece.
     fn materialize(&self, pieces: Vec<(usize, usize)>) -> Placement {
         let mut nodes = Vec::with_capacity(pieces.iter().map(|p| p.1).sum());
@@ -194,13 +282,8 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
     if let Some(&n) = req.required.iter().find(|&&n| !topo.in_any_domain(n)) {
         return never(format!("required node {n} belongs to no rack"));
     }
-    let mut req_domains: Vec<usize> = req
-        .required
-        .iter()
-        .filter_map(|r| topo.domain_of(*r))
-        .collect();
-    req_domains.sort_unstable();
-    req_domains.dedup();
+    let req_domains = required_domains(topo, req);
+    let n = req.trays_needed(topo);
     match req.segment {
         Some(s) if s == 0 || s > max_domain => never(format!(
             "segment size {s} exceeds the largest rack ({max_domain} trays)"
@@ -212,15 +295,12 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         Some(s) if req.min_nodes > s && !req.required.is_empty() => {
             never("required nodes cannot be combined with more than one segment".into())
         }
-        Some(s) if req_domains.len() > 1 && req.min_nodes == s => never(format!(
-            "required nodes span {} racks but the segment must fit one",
-            req_domains.len()
+        Some(s) if req_domains > 1 && req.min_nodes == s => never(format!(
+            "required nodes span {req_domains} racks but the segment must fit one"
         )),
-        None if req.min_nodes <= max_domain && req_domains.len() > 1 => never(format!(
-            "required nodes span {} racks but {} nodes fit in one",
-            req_domains.len(),
-            req.min_nodes
-        )),
+        None if req_domains > 1 && n <= max_domain && req.max_nodes <= max_domain => never(
+            format!("required nodes span {req_domains} racks but {n} nodes fit in one"),
+        ),
         Some(s) => {
             let count = req.min_nodes / s;
             let room: usize = topo.domains.iter().map(|d| d.nodes.len() / s).sum();
@@ -232,9 +312,21 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
                 Ok(())
             }
         }
-        None if req.min_nodes > max_domain => fits_some_racks(topo, req.min_nodes),
+        None if n > max_domain => fits_some_racks(topo, n),
         None => Ok(()),
     }
+}
+
+/// How many racks hold the request's `-w` nodes.
+fn required_domains(topo: &Topology, req: &JobRequest) -> usize {
+    let mut d: Vec<usize> = req
+        .required
+        .iter()
+        .filter_map(|r| topo.domain_of(*r))
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d.len()
 }
 
 /// A job larger than a rack: it must fit all racks together, and with
@@ -258,12 +350,78 @@ fn fits_some_racks(topo: &Topology, n: usize) -> Result<(), Reject> {
     Ok(())
 }
 
-/// Chooses node sets for `req`, best first. Never returns an empty list on `Ok`.
+/// One ranked choice of a [`Plan`], kept small until it is tried.
+#[derive(Debug, Clone)]
+enum Choice {
+    /// `take` trays of one rack (all its free trays when the job is flexible).
+    Rack { domain: usize, take: usize },
+    /// Pieces `(domain, nodes)` over several racks.
+    Pieces(Vec<(usize, usize)>),
+}
+
+/// Ranked node sets for one job, best first. Node lists are built only for the choices that
+/// are tried ([`Plan::placement`]): a job may be offered every rack of a large cluster, and
+/// usually the first one is taken.
+pub struct Plan<'a> {
+    ctx: Ctx<'a>,
+    choices: Vec<Choice>,
+    /// Every node of a choice is meant to be allocated (false: Slurm picks within the set).
+    exact: bool,
+    /// Trays the job needs on whole free trays (see [`JobRequest::trays_needed`]).
+    pub trays_needed: usize,
+}
+
+impl Plan<'_> {
+    pub fn len(&self) -> usize {
+        self.choices.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.choices.is_empty()
+    }
+
+    /// The `i`-th best node set.
+    pub fn placement(&self, i: usize) -> Placement {
+        match &self.choices[i] {
+            &Choice::Rack { domain, take } => Placement {
+                nodes: self.ctx.take(domain, take),
+                exact: self.exact,
+                pieces: vec![(domain, take)],
+            },
+            Choice::Pieces(pieces) => Placement {
+                exact: self.exact,
+                ..self.ctx.materialize(pieces.clone())
+            },
+        }
+    }
+
+    fn new<'a>(ctx: Ctx<'a>, choices: Vec<Choice>, exact: bool, trays_needed: usize) -> Plan<'a> {
+        Plan {
+            ctx,
+            choices,
+            exact,
+            trays_needed,
+        }
+    }
+}
+
+/// Chooses node sets for `req`, best first: every node set, built (tests, tools). The plugin
+/// uses [`choose`], which builds only the sets it tries.
 pub fn plan(
     topo: &Topology,
     view: &ClusterView,
     req: &JobRequest,
 ) -> Result<Vec<Placement>, Reject> {
+    let plan = choose(topo, view, req)?;
+    Ok((0..plan.len()).map(|i| plan.placement(i)).collect())
+}
+
+/// Ranks node sets for `req`. Never returns an empty plan on `Ok`.
+pub fn choose<'a>(
+    topo: &'a Topology,
+    view: &'a ClusterView,
+    req: &'a JobRequest,
+) -> Result<Plan<'a>, Reject> {
     validate(topo, req)?;
     let max_domain = topo.max_domain_size();
     if req.required.iter().any(|&n| !view.tray(n).candidate) {
@@ -275,24 +433,28 @@ pub fn plan(
         required: &req.required,
     };
     let holes = ctx.holes();
-    match req.segment {
-        Some(s) => plan_segments(&ctx, &holes, req, s),
-        None if req.is_flexible() && req.min_nodes <= max_domain => {
-            plan_flexible(&ctx, &holes, req)
+    let n = req.trays_needed(topo);
+    let one_rack = n <= max_domain && required_domains(topo, req) <= 1;
+    let (choices, exact) = match req.segment {
+        Some(s) => (plan_segments(&ctx, &holes, req, s)?, true),
+        None if one_rack => (plan_one_rack(&ctx, &holes, req)?, !req.is_flexible()),
+        None => {
+            let pieces = match topo.policy.multi_rack {
+                MultiRack::FewestRacks => plan_fewest_racks(&ctx, &holes, n)?,
+                MultiRack::StartNow => plan_spread(&ctx, &holes, n, 1)?,
+            };
+            (vec![Choice::Pieces(pieces)], !req.is_flexible())
         }
-        None if req.min_nodes <= max_domain => plan_one_domain(&ctx, &holes, req.min_nodes),
-        None => match topo.policy.multi_rack {
-            MultiRack::FewestRacks => plan_fewest_racks(&ctx, &holes, req.min_nodes),
-            MultiRack::StartNow => plan_spread(&ctx, &holes, req.min_nodes, 1),
-        },
-    }
+    };
+    Ok(Plan::new(ctx, choices, exact, n))
 }
 
 /// A job larger than a rack, without `--segment`, under `multi_rack = "fewest-racks"`: the
 /// tightest set of `ceil(n / largest rack)` racks (inside one rack group when possible), or
-/// wait. With `-w` nodes the racks holding them are filled first and the job waits when more
-/// racks than that would be needed.
-fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placement>, Reject> {
+/// wait. With `-w` nodes the racks holding them are part of the set and filled first; the
+/// rest of the job goes to the tightest set of further racks, and the job waits when that
+/// needs more racks than the fewest possible.
+fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<(usize, usize)>, Reject> {
     let topo = ctx.topo;
     let max_domain = topo.max_domain_size();
     let fewest = n.div_ceil(max_domain);
@@ -301,18 +463,12 @@ fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placemen
             "no {fewest} racks have {n} free trays together (multi_rack = \"fewest-racks\")"
         ))
     };
-    if !ctx.required.is_empty() {
-        let forced = holes.iter().filter(|h| h.required > 0).count();
-        let all: Vec<&Hole> = holes.iter().collect();
-        let pieces = spread_within(topo, &all, n, 1, ctx.required.len()).ok_or_else(wait)?;
-        if pieces.len() > fewest.max(forced) {
-            return Err(wait());
-        }
-        return Ok(vec![ctx.materialize(pieces)]);
-    }
-    let tightest = |members: &[&Hole]| {
+    let tightest = |members: &[&Hole], n: usize| {
         fewest_racks::tightest_set(members, n, max_domain, topo.policy.prefer_degraded)
     };
+    if !ctx.required.is_empty() {
+        return with_required_racks(holes, n, fewest, tightest).ok_or_else(wait);
+    }
     let free_of = |pieces: &Vec<(usize, usize)>| -> usize {
         pieces.iter().map(|&(d, _)| holes[d].free).sum()
     };
@@ -320,14 +476,40 @@ fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placemen
     if topo.policy.prefer_same_group {
         best = holes_by_group(topo, holes)
             .iter()
-            .filter_map(|members| tightest(members))
+            .filter_map(|members| tightest(members, n))
             .min_by_key(free_of);
     }
     if best.is_none() {
         let all: Vec<&Hole> = holes.iter().collect();
-        best = tightest(&all);
+        best = tightest(&all, n);
     }
-    Ok(vec![ctx.materialize(best.ok_or_else(wait)?)])
+    best.ok_or_else(wait)
+}
+
+/// Fewest racks with `-w` nodes: every rack holding a required node is used and filled first
+/// (required trays come first in [`Ctx::take`]); what is left goes to the tightest set of the
+/// other racks. None when that takes more than `max(fewest, racks named by -w)` racks.
+fn with_required_racks(
+    holes: &[Hole],
+    n: usize,
+    fewest: usize,
+    tightest: impl Fn(&[&Hole], usize) -> Option<Vec<(usize, usize)>>,
+) -> Option<Vec<(usize, usize)>> {
+    // Each named rack first gets its `-w` trays, then fills up with the rest of the job.
+    let named: Vec<&Hole> = holes.iter().filter(|h| h.required > 0).collect();
+    let mut left = n.checked_sub(named.iter().map(|h| h.required).sum())?;
+    let mut pieces: Vec<(usize, usize)> = named.iter().map(|h| (h.domain, h.required)).collect();
+    for (h, piece) in named.iter().zip(pieces.iter_mut()) {
+        let extra = (h.free - h.required).min(left);
+        piece.1 += extra;
+        left -= extra;
+    }
+    let forced = pieces.len();
+    if left > 0 {
+        let rest: Vec<&Hole> = holes.iter().filter(|h| h.required == 0).collect();
+        pieces.extend(tightest(&rest, left)?);
+    }
+    (pieces.len() <= fewest.max(forced)).then_some(pieces)
 }
 
 /// The holes of each rack group, groups in name order (`holes[d]` is domain `d`'s).
@@ -338,53 +520,63 @@ fn holes_by_group<'h>(topo: &Topology, holes: &'h [Hole]) -> Vec<Vec<&'h Hole>> 
         .collect()
 }
 
-/// Segments after [`validate`]: one segment is a one-domain job, several follow the policy.
+/// Segments after [`validate`]: one segment is a one-rack job, several follow the policy.
 fn plan_segments(
     ctx: &Ctx,
     holes: &[Hole],
     req: &JobRequest,
     s: usize,
-) -> Result<Vec<Placement>, Reject> {
+) -> Result<Vec<Choice>, Reject> {
     let count = req.min_nodes / s;
     if count == 1 {
-        return plan_one_domain(ctx, holes, s);
+        return plan_one_rack(ctx, holes, &JobRequest::nodes(s));
     }
-    match ctx.topo.policy.segment_placement {
-        SegmentPlacement::BestFit => best_fit_segments(ctx, holes, count, s).map(|p| vec![p]),
-        SegmentPlacement::Consolidate => plan_spread(ctx, holes, count, s),
-    }
+    let pieces = match ctx.topo.policy.segment_placement {
+        SegmentPlacement::BestFit => best_fit_segments(ctx, holes, count, s)?,
+        SegmentPlacement::Consolidate => plan_spread(ctx, holes, count, s)?,
+    };
+    Ok(vec![Choice::Pieces(pieces)])
 }
 
-/// Domains that can hold `n` nodes and every `-w` node, best fit first (at most
-/// [`MAX_ALTERNATIVES`], found without sorting all racks).
-fn ranked_fits<'h>(ctx: &Ctx, holes: &'h [Hole], n: usize) -> Vec<&'h Hole> {
-    let key = |h: &Hole| fit_key(ctx.topo, h, h.free - n);
-    // One pass keeping the best few in order: cheaper than collecting and sorting all racks.
-    let mut best: Vec<&Hole> = Vec::with_capacity(MAX_ALTERNATIVES + 1);
-    for h in holes {
-        if h.free < n || h.required != ctx.required.len() {
-            continue;
-        }
-        if best.len() == MAX_ALTERNATIVES && key(h) >= key(best[MAX_ALTERNATIVES - 1]) {
-            continue;
-        }
-        let at = best.partition_point(|b| key(b) < key(h));
-        best.insert(at, h);
-        best.truncate(MAX_ALTERNATIVES);
-    }
-    best
-}
-
-/// Ranks domains that can hold `n` nodes, best fit first, and offers each as an alternative.
-fn plan_one_domain(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<Placement>, Reject> {
-    let fits = ranked_fits(ctx, holes, n);
+/// A job that fits one rack: every rack that could hold it, best fit first. A rack holds it
+/// when it has every `-w` node and enough candidate trays for [`Ctx::need`]; best fit is on
+/// the trays left over after that need, so a `--gpus=8` job is ranked as the two trays it
+/// takes, not as the one node Slurm asks for. Every fitting rack is offered (Slurm's own
+/// check of cores, GPUs and memory is the last word), so the job never waits while a rack
+/// could hold it, and it is never spread over racks.
+fn plan_one_rack(ctx: &Ctx, holes: &[Hole], req: &JobRequest) -> Result<Vec<Choice>, Reject> {
+    let mut scratch = Vec::new();
+    // (packed best-fit key, trays to offer): small items, so ranking every rack of a large
+    // cluster stays cheap.
+    let mut fits: Vec<(u64, u32)> = holes
+        .iter()
+        .filter(|h| h.required == ctx.required.len())
+        .filter_map(|h| {
+            let need = ctx.need(h, req, &mut scratch)?;
+            let take = if req.is_flexible() { h.free } else { need };
+            Some((packed_fit_key(ctx.topo, h, h.free - need), take as u32))
+        })
+        .collect();
     if fits.is_empty() {
-        return Err(Reject::NotNow(format!("no rack has {n} free trays")));
+        let n = req.trays_needed(ctx.topo);
+        return Err(Reject::NotNow(format!(
+            "no rack has room for {n} trays ({})",
+            req.demand
+        )));
     }
+    fits.sort_unstable_by_key(|&(key, _)| key);
     Ok(fits
         .into_iter()
-        .map(|h| ctx.materialize(vec![(h.domain, n)]))
+        .map(|(key, take)| Choice::Rack {
+            domain: (key & u64::from(u32::MAX)) as usize,
+            take: take as usize,
+        })
         .collect())
+}
+
+/// [`fit_key`] in one integer (leftover, then keep-whole, then domain), which sorts the same.
+fn packed_fit_key(topo: &Topology, h: &Hole, leftover: usize) -> u64 {
+    ((leftover as u64) << 33) | (u64::from(h.keep_whole(topo)) << 32) | h.domain as u64
 }
 
 /// Best fit, then (by policy) racks that are already broken, then configuration order.
@@ -399,42 +591,6 @@ impl Hole {
     }
 }
 
-/// A node range or open count: offer whole free domains and let Slurm choose how many nodes.
-fn plan_flexible(ctx: &Ctx, holes: &[Hole], req: &JobRequest) -> Result<Vec<Placement>, Reject> {
-    let whole = |d: usize, k: usize| Placement {
-        nodes: ctx.take(d, k),
-        exact: false,
-        pieces: vec![(d, k)],
-    };
-    let mut out: Vec<Placement> = ranked_fits(ctx, holes, req.min_nodes)
-        .into_iter()
-        .map(|h| whole(h.domain, h.free))
-        .collect();
-    // Last resort for requests allowed more nodes than a rack holds, whose node count Slurm
-    // derives from GPUs or CPUs: every rack's free trays, fullest racks first.
-    if req.max_nodes > ctx.topo.max_domain_size() && ctx.required.is_empty() {
-        let mut all: Vec<&Hole> = holes.iter().filter(|h| h.free > 0).collect();
-        all.sort_by_key(|h| (Reverse(h.free), h.domain));
-        if all.len() > 1 {
-            out.push(Placement {
-                nodes: all
-                    .iter()
-                    .flat_map(|h| ctx.take(h.domain, h.free))
-                    .collect(),
-                exact: false,
-                pieces: all.iter().map(|h| (h.domain, h.free)).collect(),
-            });
-        }
-    }
-    if out.is_empty() {
-        return Err(Reject::NotNow(format!(
-            "no rack has {} free trays",
-            req.min_nodes
-        )));
-    }
-    Ok(out)
-}
-
 /// Places `units` groups of `unit` nodes (each group inside one domain) in as few domains as
 /// possible: fullest domains first, the remainder into the best-fitting one. With rack groups,
 /// a plan inside one group wins when it needs no more racks than the global plan.
@@ -443,7 +599,7 @@ fn plan_spread(
     holes: &[Hole],
     units: usize,
     unit: usize,
-) -> Result<Vec<Placement>, Reject> {
+) -> Result<Vec<(usize, usize)>, Reject> {
     let topo = ctx.topo;
     let all: Vec<&Hole> = holes.iter().collect();
     let global = spread_within(topo, &all, units, unit, ctx.required.len()).ok_or_else(|| {
@@ -462,7 +618,7 @@ fn plan_spread(
             best = p;
         }
     }
-    Ok(vec![ctx.materialize(best)])
+    Ok(best)
 }
 
 /// The pieces `(domain, nodes)` of a fewest-domains plan over `holes`, or None if it cannot
@@ -536,7 +692,7 @@ fn best_fit_segments(
     holes: &[Hole],
     count: usize,
     s: usize,
-) -> Result<Placement, Reject> {
+) -> Result<Vec<(usize, usize)>, Reject> {
     let topo = ctx.topo;
     // Counting sort by (free, keep_whole), stable in domain order: slot = 2 * free + whole.
     let slots = 2 * (topo.max_domain_size() + 1);
@@ -585,11 +741,10 @@ fn best_fit_segments(
             )));
         }
     }
-    let pieces = used
+    Ok(used
         .iter()
         .map(|&(i, left)| (holes[i].domain, holes[i].free - left))
-        .collect();
-    Ok(ctx.materialize(pieces))
+        .collect())
 }
 
 mod fewest_racks;

@@ -168,6 +168,7 @@ mod tests {
             candidate: false,
             unavailable: true,
             in_use: false,
+            ..Tray::default()
         };
         view.trays[2].in_use = true;
         TopoInfo::collect(&topo, &view)

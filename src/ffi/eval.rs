@@ -17,6 +17,7 @@ use super::bindings as b;
 use super::guard::guarded;
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
+use crate::demand::{Derived, JobShape};
 use crate::model::{ClusterView, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
@@ -51,7 +52,7 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
         return unsafe { b::common_topo_choose_nodes(te) };
     };
     // SAFETY: job_ptr and its details are valid while the scheduler holds the job lock.
-    let req = unsafe { job_request(te) };
+    let (req, _) = unsafe { job_request(te) };
     let outside = |n: &usize| !st.topo.in_any_domain(*n);
     if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
         // No rack node offered (CPU or login partition), or `-w` names a node outside every
@@ -72,61 +73,92 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
     }
 }
 
-/// The node-count and segment fields of the request.
+/// The request as the engine sees it: node counts, segment, `-w` nodes and the totals the
+/// job asks for (with how they were derived, for the decision log).
 ///
 /// # Safety
-/// `te` must be valid, with a valid `job_ptr` and `details`.
-unsafe fn job_request(te: *mut b::topology_eval_t) -> JobRequest {
-    // SAFETY: see the function contract.
+/// `te` must be valid, with a valid `job_ptr`.
+unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, Derived) {
+    // SAFETY: see the function contract; `details` is checked for NULL before each use.
     unsafe {
-        let details = (*(*te).job_ptr).details;
-        let segment = if details.is_null() {
-            0
+        let job = (*te).job_ptr;
+        let details = (*job).details;
+        let (segment, required, shape) = if details.is_null() {
+            (0, Vec::new(), JobShape::default())
         } else {
-            (*details).segment_size
-        };
-        let required = if details.is_null() {
-            Vec::new()
-        } else {
-            BitmapRef::new((*details).req_node_bitmap)
+            let d = &*details;
+            let required = BitmapRef::new(d.req_node_bitmap)
                 .map(|m| m.ones())
-                .unwrap_or_default()
+                .unwrap_or_default();
+            let shape = JobShape {
+                tres_per_job: slurm::str_arg((*job).tres_per_job).map(String::from),
+                tres_per_task: slurm::str_arg((*job).tres_per_task).map(String::from),
+                num_tasks: d.num_tasks,
+                ntasks_per_node: if u32::from(d.ntasks_per_node) == b::NO_VAL16 {
+                    0
+                } else {
+                    u32::from(d.ntasks_per_node)
+                },
+                min_cpus: d.min_cpus,
+            };
+            (d.segment_size, required, shape)
         };
+        let derived = shape.demand();
         let min = (*te).min_nodes.max(1) as usize;
-        JobRequest {
+        let req = JobRequest {
             min_nodes: min,
             max_nodes: ((*te).max_nodes as usize).max(min),
             segment: (segment != 0 && u32::from(segment) != b::NO_VAL16)
                 .then_some(segment as usize),
             required,
-        }
+            demand: derived.demand.clone(),
+        };
+        (req, derived)
     }
 }
 
 /// The live state of every tray, none of them offered (for `scontrol show topology`).
 pub fn cluster_view() -> ClusterView {
-    let trays = (0..slurm::node_count()).map(|i| tray(i, false)).collect();
+    let trays = (0..slurm::node_count())
+        .map(|i| tray(i, false, None))
+        .collect();
     ClusterView { trays }
 }
 
-/// The offered trays (`node_map`) with their live state; other trays stay "not offered",
-/// which is all the engine reads of them. Reads the node table only for offered trays.
-fn offered_view(node_map: BitmapRef) -> ClusterView {
+/// The offered trays (`node_map`) with their live state and what each offers this job
+/// (`avail_res_array`); other trays stay "not offered", which is all the engine reads of
+/// them. Reads the node table only for offered trays.
+///
+/// # Safety
+/// `avail` must be NULL or cons_tres's per-node array of at least `node_count()` entries,
+/// each NULL or valid, as in the `topology_eval_t` of the current eval.
+unsafe fn offered_view(node_map: BitmapRef, avail: *mut *mut b::avail_res_t) -> ClusterView {
     let mut trays = vec![Tray::default(); slurm::node_count()];
     for n in node_map.ones() {
         if let Some(t) = trays.get_mut(n) {
-            *t = tray(n, true);
+            // SAFETY: n < node_count() (checked by get_mut), per the contract above.
+            let res = unsafe {
+                (!avail.is_null())
+                    .then(|| *avail.add(n))
+                    .filter(|r| !r.is_null())
+                    .map(|r| ((*r).avail_gpus, (*r).avail_cpus))
+            };
+            *t = tray(n, true, res);
         }
     }
     ClusterView { trays }
 }
 
-fn tray(node: usize, candidate: bool) -> Tray {
+/// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.
+fn tray(node: usize, candidate: bool, res: Option<(u16, u16)>) -> Tray {
     let state = slurm::node_state(node).unwrap_or(0);
+    let (gpus, cpus) = res.unwrap_or((0, 0));
     Tray {
         candidate,
         unavailable: slurm::state_unavailable(state),
         in_use: slurm::state_in_use(state),
+        gpus,
+        cpus,
     }
 }
 
@@ -151,23 +183,29 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
             return slurm::ERROR;
         };
         let job_id = (*(*te).job_ptr).job_id;
-        let req = job_request(te);
-        let view = offered_view(node_map);
-        let alternatives = match placement::plan(&st.topo, &view, &req) {
+        let (req, derived) = job_request(te);
+        let view = offered_view(node_map, (*te).avail_res_array);
+        let alternatives = match placement::choose(&st.topo, &view, &req) {
             Ok(a) => a,
             Err(Reject::Never(why)) => {
                 log::info!("JobId={job_id}: {why}");
                 return slurm::TOPO_UNAVAILABLE;
             }
             Err(Reject::NotNow(why)) => {
-                log::debug!("JobId={job_id}: waits, {why}");
+                log::debug!("JobId={job_id}: waits, {why}; demand {}", derived.why);
                 return slurm::ERROR;
             }
+        };
+        let level = if st.topo.policy.log_decisions {
+            log::Level::Info
+        } else {
+            log::Level::Debug
         };
         // Only needed to try a next alternative: after our callback returns, Slurm's
         // common_topo_choose_nodes ORs its own copies of node_map and avail_core back in.
         let saved = (alternatives.len() > 1).then(|| Saved::take(te));
-        for (i, alt) in alternatives.iter().enumerate() {
+        for i in 0..alternatives.len() {
+            let alt = alternatives.placement(i);
             node_map.clear_all();
             for &n in &alt.nodes {
                 node_map.set(n);
@@ -178,19 +216,16 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
             (*te).trump_others = true;
             (*te).eval_nodes = Some(eval_in_racks);
             if rc == slurm::SUCCESS {
-                let level = if st.topo.policy.log_decisions {
-                    log::Level::Info
-                } else {
-                    log::Level::Debug
-                };
                 // Describing the placement allocates: only when the line is logged.
                 if log::log_enabled!(level) {
                     log::log!(
                         level,
-                        "JobId={job_id} nodes={}-{} segment={} -> {} ({}, choice {} of {})",
+                        "JobId={job_id} nodes={}-{} segment={} trays>={} ({}) -> {} ({}, choice {} of {})",
                         req.min_nodes,
                         req.max_nodes,
                         req.segment.unwrap_or(0),
+                        alternatives.trays_needed,
+                        derived.why,
                         alt.describe(&st.topo),
                         if alt.exact { "exact" } else { "within" },
                         i + 1,

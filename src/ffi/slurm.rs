@@ -161,6 +161,12 @@ pub fn node_state(index: usize) -> Option<u32> {
     record(index).map(|rec| unsafe { (*rec).node_state })
 }
 
+/// CPUs a job may use on the node at `index` (`cpus_efctv`: configured minus specialized).
+pub fn node_cpus(index: usize) -> Option<u16> {
+    // SAFETY: `record` returns live node records.
+    record(index).map(|rec| unsafe { (*rec).cpus_efctv })
+}
+
 /// Sets `node_rank` for the node at `index`.
 ///
 /// # Safety

@@ -54,7 +54,15 @@ pub fn node_index_by_name() -> HashMap<String, usize> {
 pub fn resolve(config: &Config) -> Loaded {
     let by_name = node_index_by_name();
     let count = slurm::node_count();
-    let (topo, unknown) = Topology::resolve(config, count, |n| by_name.get(n).copied());
+    let (mut topo, unknown) = Topology::resolve(config, count, |n| by_name.get(n).copied());
+    // A whole tray's CPUs, for "does this job fit one rack" on jobs sized by CPUs.
+    if let Some(cpus) = (0..count)
+        .filter(|&n| topo.in_any_domain(n))
+        .filter_map(slurm::node_cpus)
+        .max()
+    {
+        topo.full_tray.cpus = cpus;
+    }
     if !unknown.is_empty() {
         let names: Vec<&str> = unknown.iter().map(|u| u.node.as_str()).collect();
         log::warn!(

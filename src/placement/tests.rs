@@ -241,6 +241,7 @@ fn flexible_requests_get_whole_racks_to_choose_from() {
         max_nodes: 4,
         segment: None,
         required: vec![],
+        demand: Demand::default(),
     };
     let alts = plan(&topo, &view, &req).unwrap();
     assert!(!alts[0].exact);
@@ -259,6 +260,7 @@ fn small_flexible_jobs_never_span_racks() {
         max_nodes: 4,
         segment: None,
         required: vec![],
+        demand: Demand::default(),
     };
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
 }
@@ -307,6 +309,7 @@ fn ties_prefer_broken_racks_over_whole_ones() {
             candidate: false,
             unavailable: false,
             in_use: true,
+            ..crate::model::Tray::default()
         };
     }
     let p = &plan(&config(true), &view, &JobRequest::nodes(4)).unwrap()[0];
@@ -347,6 +350,7 @@ fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
                 candidate: s < 2,
                 unavailable: s == 3,
                 in_use: s == 1 || s == 2,
+                ..crate::model::Tray::free(crate::model::Capacity::GB200_TRAY)
             })
             .collect(),
     })
@@ -375,8 +379,20 @@ proptest! {
         seg in prop_oneof![Just(None), (1usize..19).prop_map(Some)],
     ) {
         let topo = Topology::uniform(6, 18, Policy::default());
-        let req = JobRequest { min_nodes: n, max_nodes: n, segment: seg, required: vec![] };
-        if let Ok(alts) = plan(&topo, &view, &req) {
+        let req = JobRequest { min_nodes: n, max_nodes: n, segment: seg, required: vec![], demand: Demand::default() };
+        // The reference: when does some placement exist right now?
+        let free: Vec<usize> = (0..6).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count()).collect();
+        let exists = match seg {
+            None if n <= 18 => Some(free.iter().any(|&f| f >= n)),
+            None => None, // fewest racks: see oversized_jobs_use_the_fewest_racks
+            Some(s) if n % s != 0 => Some(false),
+            Some(s) => Some(free.iter().map(|f| f / s).sum::<usize>() >= n / s),
+        };
+        let got = plan(&topo, &view, &req);
+        if let Some(exists) = exists {
+            prop_assert_eq!(got.is_ok(), exists, "placed exactly when a placement exists");
+        }
+        if let Ok(alts) = got {
             for p in alts {
                 prop_assert_eq!(p.nodes.len(), n);
                 let mut sorted = p.nodes.clone();
@@ -409,6 +425,34 @@ proptest! {
         let topo = Topology::uniform(4, 18, Policy::default());
         let fits = (0..4).any(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count() >= n);
         prop_assert_eq!(plan(&topo, &view, &JobRequest::nodes(n)).is_ok(), fits);
+    }
+
+    #[test]
+    fn gpu_sized_jobs_fit_one_rack_whenever_one_can_hold_them(
+        view in arb_view(6),
+        gpus in proptest::collection::vec(0u16..=4, 6 * 18),
+        g in 1u64..=72,
+    ) {
+        // Trays with 0-4 GPUs left for this job (shared trays), a job of g GPUs without -N.
+        let mut view = view;
+        for (t, &k) in view.trays.iter_mut().zip(&gpus) { t.gpus = k; }
+        let topo = Topology::uniform(6, 18, Policy::default());
+        let req = JobRequest::gpus(g, 6 * 18);
+        let rack_gpus = |d: usize| -> u64 {
+            (0..18).map(|t| view.tray(d * 18 + t)).filter(|t| t.candidate).map(|t| u64::from(t.gpus)).sum()
+        };
+        let exists = (0..6).any(|d| rack_gpus(d) >= g);
+        let got = plan(&topo, &view, &req);
+        prop_assert_eq!(got.is_ok(), exists, "placed exactly when one rack holds {} GPUs", g);
+        if let Ok(alts) = got {
+            let fitting = (0..6).filter(|&d| rack_gpus(d) >= g).count();
+            prop_assert_eq!(alts.len(), fitting, "every rack that holds the job is offered");
+            for p in &alts {
+                prop_assert_eq!(domains_of(&topo, p).len(), 1, "never spread over racks");
+                let offered: u64 = p.nodes.iter().map(|&n| u64::from(view.tray(n).gpus)).sum();
+                prop_assert!(offered >= g);
+            }
+        }
     }
 
     #[test]
@@ -475,7 +519,99 @@ proptest! {
         let topo = Topology::uniform(12, 18, policy);
         let ctx = Ctx { topo: &topo, view: &view, required: &[] };
         let holes = ctx.holes();
-        let got = best_fit_segments(&ctx, &holes, count, s).ok().map(|p| p.pieces);
+        let got = best_fit_segments(&ctx, &holes, count, s).ok();
         prop_assert_eq!(got, reference_best_fit(&ctx, &holes, count, s));
     }
+}
+
+/// The case: ten racks of four trays, racks 1-9 with one free tray, rack 10 empty.
+/// A `--gpus=8` job (minimum one node) must take two trays of rack 10, never one tray in
+/// each of two racks, and a rack beyond the first eight must still be offered.
+#[test]
+fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
+    let topo = Topology::uniform(10, 4, Policy::default());
+    let mut view = ClusterView::all_free(40);
+    for r in 0..9 {
+        for t in 1..4 {
+            view.trays[r * 4 + t].candidate = false;
+            view.trays[r * 4 + t].in_use = true;
+        }
+    }
+    for req in [JobRequest::gpus(8, 40), tasks_with_one_gpu_each(8)] {
+        let alts = plan(&topo, &view, &req).unwrap();
+        assert_eq!(alts.len(), 1, "only rack10 holds 8 GPUs");
+        assert_eq!(domains_of(&topo, &alts[0]), vec![9]);
+        assert!(!alts[0].exact, "Slurm picks the trays within the rack");
+    }
+    // Twelve racks that each hold the job: all are offered, best fit first.
+    let topo = Topology::uniform(12, 4, Policy::default());
+    let mut view = ClusterView::all_free(48);
+    view.trays[40].candidate = false; // rack11 has 3 free: the best fit for 2 trays
+    let alts = plan(&topo, &view, &JobRequest::gpus(8, 48)).unwrap();
+    assert_eq!(alts.len(), 12);
+    assert_eq!(domains_of(&topo, &alts[0]), vec![10]);
+    // Nothing holds 20 GPUs in one 4-tray rack (16 at most): larger than a rack, the job
+    // follows multi_rack like `-N 5`.
+    let p = &plan(&topo, &view, &JobRequest::gpus(20, 48)).unwrap()[0];
+    assert_eq!(p.nodes.len(), 5);
+    assert_eq!(p.pieces.len(), 2);
+}
+
+fn tasks_with_one_gpu_each(n: u32) -> JobRequest {
+    use crate::demand::JobShape;
+    let derived = JobShape {
+        tres_per_task: Some("gres/gpu=1".into()),
+        num_tasks: n,
+        min_cpus: n,
+        ..JobShape::default()
+    }
+    .demand();
+    JobRequest {
+        max_nodes: n as usize,
+        demand: derived.demand,
+        ..JobRequest::nodes(1)
+    }
+}
+
+/// Shared trays: only two GPUs left on each tray of rack1, four on rack2's. `--gpus=8`
+/// needs four of rack1's trays; with four free there it is the tightest fit.
+#[test]
+fn gpu_demand_counts_what_each_tray_has_left() {
+    let topo = Topology::uniform(2, 8, Policy::default());
+    let mut view = ClusterView::all_free(16);
+    for t in 0..8 {
+        view.trays[t].candidate = t < 4;
+        view.trays[t].gpus = 2;
+        view.trays[t].in_use = true;
+    }
+    let alts = plan(&topo, &view, &JobRequest::gpus(8, 16)).unwrap();
+    assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
+    assert_eq!(alts.len(), 2);
+    // Ten GPUs: rack1 has only eight left, so rack2 is the only choice.
+    let alts = plan(&topo, &view, &JobRequest::gpus(10, 16)).unwrap();
+    assert_eq!(alts.len(), 1);
+    assert_eq!(domains_of(&topo, &alts[0]), vec![1]);
+}
+
+/// A node range whose maximum spans racks, with `-w` nodes in two racks: a multi-rack job
+/// that takes exactly those two racks, the named trays first, and waits rather than adding
+/// a third rack.
+#[test]
+fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
+    let (topo, view) = cluster(4);
+    let req = JobRequest {
+        min_nodes: 2,
+        max_nodes: 40,
+        required: vec![0, 40],
+        ..JobRequest::nodes(2)
+    };
+    let p = &plan(&topo, &view, &req).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 1), (2, 1)]);
+    assert!(p.nodes.contains(&0) && p.nodes.contains(&40));
+    let exact = JobRequest {
+        required: vec![0, 40],
+        ..JobRequest::nodes(30)
+    };
+    let p = &plan(&topo, &view, &exact).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 18), (2, 12)]);
 }
