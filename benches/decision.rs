@@ -1,5 +1,6 @@
 //! Engine decision latency on 278 racks (5,004 trays) at 0%, 50% and 90% occupancy, with a
-//! fixed mix of request sizes with and without `--segment` (see `topology_nvl72::sim::bench`).
+//! fixed mix of request sizes with and without `--segment`, and jobs sized by GPUs (see
+//! `topology_nvl72::sim::bench`).
 //!
 //! `cargo bench --bench decision`. Criterion reports the time of one round of all requests;
 //! the throughput line gives decisions per second. Afterwards the bench prints the mean and
@@ -9,8 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use topology_nvl72::placement::plan;
-use topology_nvl72::sim::bench::{measure, scenarios};
+use topology_nvl72::sim::bench::{decide, measure, scenarios};
 
 const RACKS: usize = 278;
 
@@ -26,13 +26,14 @@ fn decision(c: &mut Criterion) {
         group.bench_function(format!("{:.0}% busy", s.occupancy * 100.0), |b| {
             b.iter(|| {
                 for req in &s.requests {
-                    black_box(plan(&s.topo, &s.view, black_box(req)).ok());
+                    black_box(decide(&s.topo, &s.view, black_box(req)));
                 }
             })
         });
     }
     group.finish();
-    println!("\nper decision (own timing, {} calls each):", 400 * 15);
+    let calls = 400 * scenarios.first().map_or(0, |s| s.requests.len());
+    println!("\nper decision (own timing, {calls} calls each):");
     println!(
         "{:<22} {:>10} {:>10} {:>10}",
         "scenario", "mean us", "p50 us", "p99 us"

@@ -19,7 +19,7 @@ use topology_nvl72::config::Policy;
 use topology_nvl72::sim::analytic;
 use topology_nvl72::sim::bench;
 use topology_nvl72::sim::failures::FailureModel;
-use topology_nvl72::sim::job::{hours, offered_load, Job, HOUR};
+use topology_nvl72::sim::job::{hours, offered_load, size_by_gpus, Job, HOUR};
 use topology_nvl72::sim::philly::{self, PhillySpec};
 use topology_nvl72::sim::plot;
 use topology_nvl72::sim::policy::PolicyKind;
@@ -84,6 +84,10 @@ struct SimulateArgs {
     /// Synthetic: sigma of the log-normal run time
     #[arg(long, default_value_t = 1.2)]
     runtime_sigma: f64,
+    /// Share of the jobs without --segment that are sized by GPUs (`--gpus=4*trays`, no
+    /// `-N`), as most ML users submit; the same jobs under every policy
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    gpu_sized: f64,
     /// Steady-state probability that a tray is unavailable
     #[arg(long, default_value_t = 0.0)]
     lambda: f64,
@@ -287,8 +291,11 @@ fn build_workload(
             for rule in &a.segments {
                 synthetic::set_segment(&mut spec.classes, rule)?;
             }
-            let details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
-            Ok((synthetic::generate(&spec)?, "synthetic", details))
+            let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
+            details["gpu_sized"] = a.gpu_sized.into();
+            let mut jobs = synthetic::generate(&spec)?;
+            size_by_gpus(&mut jobs, a.gpu_sized, a.seed);
+            Ok((jobs, "synthetic", details))
         }
         Workload::Philly => {
             if !a.segments.is_empty() {
@@ -306,7 +313,10 @@ fn build_workload(
             };
             let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
             details["trace"] = serde_json::Value::String(path.display().to_string());
-            Ok((philly::workload(&rows, &spec)?, "philly", details))
+            details["gpu_sized"] = a.gpu_sized.into();
+            let mut jobs = philly::workload(&rows, &spec)?;
+            size_by_gpus(&mut jobs, a.gpu_sized, a.seed);
+            Ok((jobs, "philly", details))
         }
     }
 }
@@ -451,12 +461,15 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
         if a.per_request {
             for (i, req) in s.requests.iter().enumerate() {
                 let one = bench::Scenario {
-                    name: format!(
-                        "  -N {}{}",
-                        req.min_nodes,
-                        req.segment
-                            .map_or(String::new(), |g| format!(" --segment={g}"))
-                    ),
+                    name: match req.demand.gpus {
+                        0 => format!(
+                            "  -N {}{}",
+                            req.min_nodes,
+                            req.segment
+                                .map_or(String::new(), |g| format!(" --segment={g}"))
+                        ),
+                        g => format!("  --gpus={g}"),
+                    },
                     occupancy: s.occupancy,
                     topo: s.topo.clone(),
                     view: s.view.clone(),
@@ -503,7 +516,7 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         reports.len()
     );
     type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 13] = [
+    let metrics: [Metric; 14] = [
         ("occupancy while waiting %", 100.0, |p| {
             p["occupancy_while_waiting"].as_f64()
         }),
@@ -515,6 +528,9 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         }),
         ("small jobs in one rack %", 100.0, |p| {
             p["small_jobs_in_one_rack"]["share"].as_f64()
+        }),
+        ("GPU-sized jobs in one rack %", 100.0, |p| {
+            p["gpu_sized_in_one_rack"]["share"].as_f64()
         }),
         ("segments in one rack %", 100.0, |p| {
             p["segments_in_one_rack"]["share"].as_f64()

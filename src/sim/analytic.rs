@@ -62,6 +62,7 @@ pub fn simulate_usable(kind: PolicyKind, k: usize, lambda: f64, racks: usize, se
             submit: 0,
             trays: k,
             segment: Some(k),
+            by_gpus: false,
             runtime: HOUR,
             limit: HOUR,
         })

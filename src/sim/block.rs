@@ -159,6 +159,39 @@ pub fn evaluate(
     Ok(all)
 }
 
+/// A job sized by GPUs alone (`--gpus=4*n`, no `-N`), exclusive 4-GPU trays: Slurm gives
+/// block a minimum of one node, so `eval_nodes_block` picks the base block by node count
+/// alone (at least one free node, fewest free; ties go to the later block, since it compares
+/// with `<=`) and only then checks the GPUs inside that block. Too few there and the job
+/// waits: no other block is tried, and no job larger than a base block ever fits
+/// (`eval_nodes_block.c` 24.11.5 lines 437-498 and 615-654). Exact for identical nodes of
+/// equal weight; `None` means it waits (or never runs).
+pub fn evaluate_gpu_sized(cfg: &BlockConfig, free: &[bool], n: usize) -> Option<Vec<usize>> {
+    assert_eq!(free.len(), cfg.nodes(), "free map must cover every node");
+    let free_in = |r: usize| {
+        free[r * cfg.trays..(r + 1) * cfg.trays]
+            .iter()
+            .filter(|&&f| f)
+            .count()
+    };
+    let mut best: Option<(usize, usize)> = None;
+    for r in 0..cfg.racks {
+        let f = free_in(r);
+        if f >= 1 && best.map_or(true, |(_, bf)| f <= bf) {
+            best = Some((r, f));
+        }
+    }
+    let (rack, f) = best?;
+    if f < n {
+        return None;
+    }
+    let nodes: Vec<usize> = (rack * cfg.trays..(rack + 1) * cfg.trays)
+        .filter(|&i| free[i])
+        .take(n)
+        .collect();
+    Some(nodes)
+}
+
 /// The submission-time checks: slurmctld's node count, then `eval_nodes_block`'s segment rules.
 pub fn validate(cfg: &BlockConfig, n: usize, segment: Option<usize>) -> Result<(), String> {
     if n == 0 || n > cfg.nodes() {

@@ -26,6 +26,9 @@ pub struct Job {
     pub trays: usize,
     /// `--segment`: every group of this many trays must sit in one rack.
     pub segment: Option<usize>,
+    /// Sized by GPUs (`--gpus=4*trays`, no `-N`): Slurm leaves the node count open and the
+    /// topology plugin sees a minimum of one node.
+    pub by_gpus: bool,
     /// Run time when the job is not interrupted.
     pub runtime: Millis,
     /// Requested time limit (`--time`), always `>= runtime`; what backfill plans with.
@@ -42,6 +45,16 @@ pub fn time_limit(rng: &mut impl Rng, runtime: Millis) -> Millis {
     let factor: f64 = rng.gen_range(1.0..=3.0);
     let raw = (runtime as f64 * factor).ceil() as Millis;
     raw.div_ceil(MINUTE).max(1) * MINUTE
+}
+
+/// Marks a `share` of the jobs without `--segment` as sized by GPUs (`--gpus=4*trays`),
+/// chosen at random with `seed`, the same jobs for every policy.
+pub fn size_by_gpus(jobs: &mut [Job], share: f64, seed: u64) {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6770_7573);
+    for job in jobs.iter_mut().filter(|j| j.segment.is_none()) {
+        job.by_gpus = rng.gen_bool(share.clamp(0.0, 1.0));
+    }
 }
 
 /// Job-size classes used to report queue waits, by tray count.

@@ -18,6 +18,7 @@
 //!   the healthy GPUs. The topology-naive policy strands nothing by construction.
 //! - **Small jobs in one rack**: placements of jobs without `--segment` that fit a rack
 //!   (`<= 18` trays) whose trays all lie in one rack. Every start counts, restarts included.
+//! - **GPU-sized jobs in one rack**: the same, for the jobs sized by GPUs (`--gpus`, no `-N`).
 //! - **Segments in one rack**: for jobs with `--segment=s`, the segments that can be formed
 //!   inside one rack from the placement, `sum over racks floor(trays in rack / s)`, out of
 //!   `n / s`.
@@ -114,6 +115,8 @@ pub struct PolicyReport {
     pub stranded_gpus: Option<f64>,
     pub stranded_share: Option<f64>,
     pub small_jobs_in_one_rack: Share,
+    /// The same for jobs sized by GPUs (`--gpus`, no `-N`), a subset of the small jobs.
+    pub gpu_sized_in_one_rack: Share,
     pub segments_in_one_rack: Share,
     pub large_jobs_extra_racks: Option<f64>,
     /// First row `all`, then one row per size class that had jobs.
@@ -149,6 +152,7 @@ pub struct Recorder {
     requeues: u64,
     lost_tray_ms: u128,
     small_in_rack: Share,
+    gpu_sized_in_rack: Share,
     segments_in_rack: Share,
     extra_racks: (u64, u64),
 }
@@ -186,6 +190,7 @@ impl Recorder {
             requeues: 0,
             lost_tray_ms: 0,
             small_in_rack: Share::default(),
+            gpu_sized_in_rack: Share::default(),
             segments_in_rack: Share::default(),
             extra_racks: (0, 0),
         }
@@ -240,6 +245,9 @@ impl Recorder {
             }
             None if job.trays <= self.trays_per_rack => {
                 self.small_in_rack.add(1, u64::from(racks.len() == 1));
+                if job.by_gpus {
+                    self.gpu_sized_in_rack.add(1, u64::from(racks.len() == 1));
+                }
             }
             None => {
                 let min = job.trays.div_ceil(self.trays_per_rack);
@@ -307,6 +315,7 @@ impl Recorder {
             stranded_gpus: ratio(self.stranded_waiting * gpus as u128, self.wait_in_window),
             stranded_share: ratio(self.stranded_waiting, self.healthy_waiting),
             small_jobs_in_one_rack: self.small_in_rack,
+            gpu_sized_in_one_rack: self.gpu_sized_in_rack,
             segments_in_one_rack: self.segments_in_rack,
             large_jobs_extra_racks: ratio(self.extra_racks.1 as u128, self.extra_racks.0 as u128),
             wait: class_waits(jobs, &self.jobs),
@@ -410,6 +419,7 @@ mod tests {
             submit: 0,
             trays: 1,
             segment: None,
+            by_gpus: false,
             runtime: HOUR,
             limit: HOUR,
         };
@@ -435,6 +445,7 @@ mod tests {
             submit: 0,
             trays: 12,
             segment: Some(4),
+            by_gpus: false,
             runtime: 1,
             limit: 1,
         };

@@ -104,6 +104,7 @@ pub fn workload(rows: &[TraceRow], spec: &PhillySpec) -> Result<Vec<Job>, String
                 submit: (r.submit_s - first) * SECOND,
                 trays: (trays.round() as usize).max(1),
                 segment: None,
+                by_gpus: false,
                 runtime,
                 limit: time_limit(&mut rng, runtime),
             }

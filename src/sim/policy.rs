@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::block::{self, BlockConfig};
 use super::latency::Latency;
 use crate::config::{MultiRack, Policy};
-use crate::model::{ClusterView, Topology, Tray};
+use crate::model::{Capacity, ClusterView, Topology, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -64,14 +64,41 @@ impl FromStr for PolicyKind {
     }
 }
 
+/// How a job asks: trays, `--segment`, and whether it is sized by GPUs (no `-N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Shape {
+    pub trays: usize,
+    pub segment: Option<usize>,
+    pub by_gpus: bool,
+}
+
+impl Shape {
+    pub fn of(job: &super::job::Job) -> Shape {
+        Shape {
+            trays: job.trays,
+            segment: job.segment,
+            by_gpus: job.by_gpus,
+        }
+    }
+
+    /// `-N trays` (with `--segment` when given).
+    pub fn nodes(trays: usize, segment: Option<usize>) -> Shape {
+        Shape {
+            trays,
+            segment,
+            by_gpus: false,
+        }
+    }
+}
+
 /// One policy, ready to place jobs on a cluster of `racks` x `trays` trays.
 pub struct Placer {
     kind: Kind,
     racks: usize,
     trays: usize,
     latency: Latency,
-    /// Shapes `(trays, segment)` already tried on the whole, healthy, empty cluster.
-    fits_empty: BTreeMap<(usize, Option<usize>), bool>,
+    /// Shapes already tried on the whole, healthy, empty cluster.
+    fits_empty: BTreeMap<Shape, bool>,
 }
 
 enum Kind {
@@ -129,84 +156,87 @@ impl Placer {
     /// every tray healthy and free (e.g. 13 segments of 16 on 12 racks). Real Slurm leaves
     /// such a job pending forever, blocking the queue head until an admin cancels it; the
     /// simulator counts it as rejected instead.
-    pub fn never_runnable(&mut self, trays: usize, segment: Option<usize>) -> bool {
-        if trays == 0 || trays > self.racks * self.trays {
+    pub fn never_runnable(&mut self, shape: Shape) -> bool {
+        if shape.trays == 0 || shape.trays > self.racks * self.trays {
             return true;
         }
         let rejected = match &self.kind {
             Kind::Nvl72 { topo, .. } => matches!(
-                placement::validate(topo, &request(trays, segment)),
+                placement::validate(topo, &self.request(shape)),
                 Err(Reject::Never(_))
             ),
-            Kind::Block(cfg) => block::validate(cfg, trays, segment).is_err(),
+            Kind::Block(cfg) => block::validate(cfg, shape.trays, shape.segment).is_err(),
             Kind::Naive => false,
         };
         if rejected {
             return true;
         }
-        if let Some(&fits) = self.fits_empty.get(&(trays, segment)) {
+        if let Some(&fits) = self.fits_empty.get(&shape) {
             return !fits;
         }
         let all = vec![true; self.racks * self.trays];
-        let fits = self.decide(&all, trays, segment, false).is_some();
-        self.fits_empty.insert((trays, segment), fits);
+        let fits = self.decide(&all, shape, false).is_some();
+        self.fits_empty.insert(shape, fits);
         !fits
     }
 
     /// The trays this policy gives the job now, or `None` if it must wait. Only the policy's
     /// own decision is timed, not the bookkeeping around it.
-    pub fn place(
-        &mut self,
-        free: &[bool],
-        trays: usize,
-        segment: Option<usize>,
-    ) -> Option<Vec<usize>> {
-        self.decide(free, trays, segment, true)
+    pub fn place(&mut self, free: &[bool], shape: Shape) -> Option<Vec<usize>> {
+        self.decide(free, shape, true)
     }
 
-    fn decide(
-        &mut self,
-        free: &[bool],
-        trays: usize,
-        segment: Option<usize>,
-        count: bool,
-    ) -> Option<Vec<usize>> {
+    /// The request the plugin would see: `-N n` (and `--segment`), or for a job sized by
+    /// GPUs a minimum of one node, any count up to the cluster, and `4*n` GPUs.
+    fn request(&self, shape: Shape) -> JobRequest {
+        match (shape.segment, shape.by_gpus) {
+            (Some(s), _) => JobRequest::segmented(shape.trays, s),
+            (None, true) => JobRequest::gpus(4 * shape.trays as u64, self.racks * self.trays),
+            (None, false) => JobRequest::nodes(shape.trays),
+        }
+    }
+
+    fn decide(&mut self, free: &[bool], shape: Shape, count: bool) -> Option<Vec<usize>> {
         debug_assert_eq!(free.len(), self.racks * self.trays);
+        let req = self.request(shape);
         let mut untimed = Latency::new(false);
         let latency = if count {
             &mut self.latency
         } else {
             &mut untimed
         };
+        let trays = shape.trays;
         match &mut self.kind {
             Kind::Nvl72 { topo, view, .. } => {
                 for (tray, &f) in view.trays.iter_mut().zip(free) {
                     *tray = Tray {
                         candidate: f,
                         in_use: !f,
-                        unavailable: false,
+                        ..Tray::free(Capacity::GB200_TRAY)
                     };
                 }
-                let req = request(trays, segment);
-                let plan = latency.time(|| placement::plan(topo, view, &req));
-                let best = plan.ok().and_then(|alts| alts.into_iter().next())?;
-                Some(best.nodes)
+                // The best choice; within a flexible set Slurm takes the first trays that
+                // hold the job (exclusive 4-GPU trays: exactly `trays` of them).
+                let best = latency.time(|| {
+                    let plan = placement::choose(topo, view, &req).ok()?;
+                    Some(plan.placement(0))
+                })?;
+                let mut nodes = best.nodes;
+                nodes.truncate(trays);
+                Some(nodes)
             }
-            Kind::Block(cfg) => latency.time(|| block::evaluate(cfg, free, trays, segment).ok()),
+            Kind::Block(cfg) if shape.by_gpus && shape.segment.is_none() => {
+                latency.time(|| block::evaluate_gpu_sized(cfg, free, trays))
+            }
+            Kind::Block(cfg) => {
+                latency.time(|| block::evaluate(cfg, free, trays, shape.segment).ok())
+            }
             Kind::Naive => latency.time(|| first_fit(free, trays)),
         }
     }
 
     pub fn latency(&self) -> &Latency {
         &self.latency
-    }
-}
-
-/// An exact request (`-N n`, `min = max`), as the simulator's jobs are.
-fn request(trays: usize, segment: Option<usize>) -> JobRequest {
-    match segment {
-        Some(s) => JobRequest::segmented(trays, s),
-        None => JobRequest::nodes(trays),
     }
 }
 
@@ -236,15 +266,18 @@ mod tests {
         free[1] = false;
         free[3] = false;
         let mut p = placer(PolicyKind::Naive, 2);
-        assert_eq!(p.place(&free, 4, None), Some(vec![0, 2, 4, 5]));
+        assert_eq!(
+            p.place(&free, Shape::nodes(4, None)),
+            Some(vec![0, 2, 4, 5])
+        );
         // It straddles racks without a second thought and ignores segments.
         assert_eq!(
-            p.place(&free, 20, Some(10)).unwrap()[15..],
+            p.place(&free, Shape::nodes(20, Some(10))).unwrap()[15..],
             [17, 18, 19, 20, 21]
         );
-        assert_eq!(p.place(&free, 35, None), None);
-        assert!(!p.never_runnable(20, Some(3)));
-        assert!(p.never_runnable(37, None));
+        assert_eq!(p.place(&free, Shape::nodes(35, None)), None);
+        assert!(!p.never_runnable(Shape::nodes(20, Some(3))));
+        assert!(p.never_runnable(Shape::nodes(37, None)));
     }
 
     #[test]
@@ -253,18 +286,21 @@ mod tests {
         free[4] = false;
         let mut p = placer(PolicyKind::Nvl72, 4);
         // 17 trays: the degraded rack fits exactly (the engine's best fit).
-        let nodes = p.place(&free, 17, None).unwrap();
+        let nodes = p.place(&free, Shape::nodes(17, None)).unwrap();
         assert!(nodes.iter().all(|&n| n < 18) && !nodes.contains(&4));
         let topo = Topology::uniform(4, 18, Policy::default());
         let mut view = ClusterView::all_free(72);
         view.trays[4].candidate = false;
         let plan = placement::plan(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
-        assert_eq!(p.place(&free, 32, Some(16)), Some(plan[0].nodes.clone()));
-        assert!(p.never_runnable(20, Some(3)));
-        assert!(p.never_runnable(4, Some(20)));
+        assert_eq!(
+            p.place(&free, Shape::nodes(32, Some(16))),
+            Some(plan[0].nodes.clone())
+        );
+        assert!(p.never_runnable(Shape::nodes(20, Some(3))));
+        assert!(p.never_runnable(Shape::nodes(4, Some(20))));
         // Five segments of 16 need five racks.
-        assert!(p.never_runnable(80, Some(16)));
-        assert!(!p.never_runnable(64, Some(16)));
+        assert!(p.never_runnable(Shape::nodes(80, Some(16))));
+        assert!(!p.never_runnable(Shape::nodes(64, Some(16))));
         assert_eq!(p.latency().calls(), 2);
     }
 
@@ -277,14 +313,17 @@ mod tests {
             free[r * 18..r * 18 + 8].fill(false);
         }
         let mut engine = placer(PolicyKind::Nvl72, 4);
-        assert_eq!(engine.place(&free, 36, None), None);
-        assert!(!engine.never_runnable(36, None));
+        assert_eq!(engine.place(&free, Shape::nodes(36, None)), None);
+        assert!(!engine.never_runnable(Shape::nodes(36, None)));
         let mut now = placer(PolicyKind::Nvl72StartNow, 4);
         assert_eq!(now.kind(), PolicyKind::Nvl72StartNow);
-        assert_eq!(now.place(&free, 36, None).map(|n| n.len()), Some(36));
         assert_eq!(
-            now.place(&free, 8, Some(4)),
-            engine.place(&free, 8, Some(4))
+            now.place(&free, Shape::nodes(36, None)).map(|n| n.len()),
+            Some(36)
+        );
+        assert_eq!(
+            now.place(&free, Shape::nodes(8, Some(4))),
+            engine.place(&free, Shape::nodes(8, Some(4)))
         );
     }
 
@@ -293,10 +332,10 @@ mod tests {
         let free = vec![true; 72];
         let mut p = placer(PolicyKind::Block, 4);
         assert_eq!(
-            p.place(&free, 18, None),
+            p.place(&free, Shape::nodes(18, None)),
             block::choose(&free, 4, 18, 18, None)
         );
-        assert!(p.never_runnable(20, Some(3)));
+        assert!(p.never_runnable(Shape::nodes(20, Some(3))));
     }
 
     #[test]

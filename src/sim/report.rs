@@ -84,6 +84,9 @@ impl RunReport {
         row("small jobs in one rack", &|p| {
             share(&p.small_jobs_in_one_rack)
         });
+        row("GPU-sized jobs in one rack", &|p| {
+            share(&p.gpu_sized_in_one_rack)
+        });
         row("segments in one rack", &|p| share(&p.segments_in_one_rack));
         row("extra racks per large job", &|p| {
             p.large_jobs_extra_racks

@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 
 use super::job::{Job, Millis};
-use super::policy::Placer;
+use super::policy::{Placer, Shape};
 
 /// A running job as the planner sees it.
 #[derive(Debug, Clone, Copy)]
@@ -87,7 +87,7 @@ fn try_place(placer: &mut Placer, map: &Map, job: &Job) -> Option<Vec<usize>> {
     if job.trays > map.count {
         return None;
     }
-    placer.place(&map.free, job.trays, job.segment)
+    placer.place(&map.free, Shape::of(job))
 }
 
 /// Runs one pass and returns the jobs to start, in the order they were chosen.
@@ -112,11 +112,11 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
         reserve(placer, &free, pass.running, &pass.jobs[head]).unwrap_or((Millis::MAX, Vec::new()));
     let mut outside = free.clone();
     outside.take(&reserved);
-    let mut failed: BTreeSet<(usize, Option<usize>, bool)> = BTreeSet::new();
+    let mut failed: BTreeSet<(Shape, bool)> = BTreeSet::new();
     for j in queue.take(pass.bf_depth) {
         let job = &pass.jobs[j];
         let before_shadow = pass.now.saturating_add(job.limit) <= shadow;
-        let shape = |before| (job.trays, job.segment, before);
+        let shape = |before| (Shape::of(job), before);
         if failed.contains(&shape(before_shadow)) || failed.contains(&shape(true)) {
             continue;
         }
@@ -183,6 +183,7 @@ mod tests {
             submit: 0,
             trays,
             segment: None,
+            by_gpus: false,
             runtime: limit_h * HOUR,
             limit: limit_h * HOUR,
         }

@@ -158,6 +158,7 @@ pub fn generate(spec: &SyntheticSpec) -> Result<Vec<Job>, String> {
                 submit: 0,
                 trays,
                 segment: spec.classes[c].segment.filter(|&s| s < trays),
+                by_gpus: false,
                 runtime,
                 limit: time_limit(&mut rng, runtime),
             }

@@ -100,6 +100,7 @@ fn a_requeued_job_restarts_from_scratch_and_keeps_its_priority() {
         submit: id as u64 * MINUTE,
         trays,
         segment: None,
+        by_gpus: false,
         runtime,
         limit: 2 * runtime,
     };
@@ -119,6 +120,7 @@ fn jobs_larger_than_the_cluster_are_rejected_not_stuck() {
         submit: 0,
         trays,
         segment,
+        by_gpus: false,
         runtime: HOUR,
         limit: HOUR,
     };
@@ -148,6 +150,7 @@ prop_compose! {
                 submit: submit * 10 * MINUTE,
                 trays,
                 segment,
+                by_gpus: false,
                 runtime: minutes * MINUTE,
                 limit: minutes * MINUTE * 2,
             }
@@ -192,6 +195,7 @@ fn stranding_and_extra_racks_match_a_hand_computed_case() {
         submit: submit_h * HOUR,
         trays,
         segment: None,
+        by_gpus: false,
         runtime: hours * HOUR,
         limit: hours * HOUR,
     };
@@ -213,4 +217,25 @@ fn stranding_and_extra_racks_match_a_hand_computed_case() {
         assert_eq!(r.large_jobs_extra_racks, Some(extra), "{kind}");
         assert_eq!(r.stranded_share.unwrap_or(0.0), 0.0, "{kind}");
     }
+}
+
+/// Jobs sized by GPUs (no `-N`): the engine keeps every one that fits a rack in one rack and
+/// runs the larger ones on the fewest racks; topology/block cannot place the larger ones at
+/// all (its block choice uses a one-node minimum) and the naive policy splits them.
+#[test]
+fn gpu_sized_jobs_stay_in_one_rack_under_the_engine() {
+    let cfg = config(20, 0.02, 5);
+    let mut jobs = workload(300, 20, 0.9, 5);
+    super::job::size_by_gpus(&mut jobs, 1.0, 5);
+    let sized = jobs.iter().filter(|j| j.by_gpus && j.trays <= 18).count();
+    assert!(sized > 100, "{sized}");
+    let reports = simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {});
+    let nvl72 = &reports[0];
+    assert_eq!(nvl72.gpu_sized_in_one_rack.share, Some(1.0));
+    assert!(nvl72.gpu_sized_in_one_rack.eligible >= sized as u64);
+    assert_eq!(nvl72.rejected, 0);
+    assert_eq!(nvl72.large_jobs_extra_racks, Some(0.0));
+    let large = jobs.iter().filter(|j| j.by_gpus && j.trays > 18).count();
+    assert_eq!(reports[1].rejected, large, "block never places GPU-sized jobs over a rack");
+    assert!(reports[2].gpu_sized_in_one_rack.share.unwrap() < 1.0);
 }

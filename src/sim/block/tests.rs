@@ -187,3 +187,35 @@ fn matches_the_recorded_slurm_fixture() {
     }
     assert_eq!(checked, 49, "submissions replayed");
 }
+
+/// Free maps with `free[r]` free trays at the start of each rack.
+fn free_map(trays: usize, free: &[usize]) -> Vec<bool> {
+    free.iter()
+        .flat_map(|&f| (0..trays).map(move |t| t < f))
+        .collect()
+}
+
+/// GPU-sized jobs (`--gpus=8`, a minimum of one node): block picks the fullest block that has
+/// a free node and waits when that block lacks the GPUs, even while another rack is empty.
+#[test]
+fn gpu_sized_jobs_take_the_fullest_block_with_a_free_node_or_wait() {
+    // Ten racks of four, racks 1-9 with one free tray, rack10 empty: rack9 wins the tie
+    // (later block), has 4 GPUs, so the job waits.
+    let cfg = BlockConfig::lab(10, 4);
+    let mut free = free_map(4, &[1; 9]);
+    free.extend([true; 4]);
+    assert_eq!(evaluate_gpu_sized(&cfg, &free, 2), None);
+    // Four racks of 18 with 1, 3, 18, 18 free: rack1 is chosen and cannot hold 8 GPUs.
+    let cfg = BlockConfig::lab(4, 18);
+    assert_eq!(
+        evaluate_gpu_sized(&cfg, &free_map(18, &[1, 3, 18, 18]), 2),
+        None
+    );
+    // With rack1 full, rack2 (3 free) is chosen and holds 2 trays.
+    assert_eq!(
+        evaluate_gpu_sized(&cfg, &free_map(18, &[0, 3, 18, 18]), 2),
+        Some(vec![18, 19])
+    );
+    // More trays than a block never fit.
+    assert_eq!(evaluate_gpu_sized(&cfg, &vec![true; 72], 19), None);
+}
