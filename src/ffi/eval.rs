@@ -18,7 +18,7 @@ use super::guard::guarded;
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
 use crate::demand::{Derived, JobShape};
-use crate::model::{ClusterView, Tray};
+use crate::model::{Capacity, ClusterView, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
 #[no_mangle]
@@ -129,10 +129,17 @@ pub fn cluster_view() -> ClusterView {
 /// (`avail_res_array`); other trays stay "not offered", which is all the engine reads of
 /// them. Reads the node table only for offered trays.
 ///
+/// A tray without an entry there is taken as a whole free tray (`unknown`): the engine then
+/// offers it, and Slurm's own check decides, rather than making the job wait for ever.
+///
 /// # Safety
 /// `avail` must be NULL or cons_tres's per-node array of at least `node_count()` entries,
 /// each NULL or valid, as in the `topology_eval_t` of the current eval.
-unsafe fn offered_view(node_map: BitmapRef, avail: *mut *mut b::avail_res_t) -> ClusterView {
+unsafe fn offered_view(
+    node_map: BitmapRef,
+    avail: *mut *mut b::avail_res_t,
+    unknown: Capacity,
+) -> ClusterView {
     let mut trays = vec![Tray::default(); slurm::node_count()];
     for n in node_map.ones() {
         if let Some(t) = trays.get_mut(n) {
@@ -143,7 +150,7 @@ unsafe fn offered_view(node_map: BitmapRef, avail: *mut *mut b::avail_res_t) -> 
                     .filter(|r| !r.is_null())
                     .map(|r| ((*r).avail_gpus, (*r).avail_cpus))
             };
-            *t = tray(n, true, res);
+            *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
         }
     }
     ClusterView { trays }
@@ -184,7 +191,7 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
         };
         let job_id = (*(*te).job_ptr).job_id;
         let (req, derived) = job_request(te);
-        let view = offered_view(node_map, (*te).avail_res_array);
+        let view = offered_view(node_map, (*te).avail_res_array, st.topo.full_tray);
         let alternatives = match placement::choose(&st.topo, &view, &req) {
             Ok(a) => a,
             Err(Reject::Never(why)) => {

@@ -365,9 +365,23 @@ proptest! {
         required.dedup();
         required.truncate(n);
         let req = JobRequest { required: required.clone(), ..JobRequest::nodes(n) };
-        if let Ok(alts) = plan(&topo, &view, &req) {
+        let got = plan(&topo, &view, &req);
+        // Reference for jobs that fit a rack: placed exactly when one rack holds every
+        // required node and n free trays; required nodes in two racks are never runnable.
+        if n <= 18 {
+            let mut named: Vec<usize> = required.iter().map(|&r| r / 18).collect();
+            named.dedup();
+            let free = |d: usize| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count();
+            match named.len() {
+                0 => prop_assert_eq!(got.is_ok(), (0..4).any(|d| free(d) >= n)),
+                1 => prop_assert_eq!(got.is_ok(), free(named[0]) >= n),
+                _ => prop_assert!(matches!(got, Err(Reject::Never(_)))),
+            }
+        }
+        if let Ok(alts) = got {
             for p in alts {
                 for r in &required { prop_assert!(p.nodes.contains(r)); }
+                if n <= 18 { prop_assert_eq!(domains_of(&topo, &p).len(), 1); }
             }
         }
     }
