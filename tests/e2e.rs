@@ -77,17 +77,17 @@ fn small_jobs_fill_one_rack_before_opening_a_second() {
 #[test]
 fn segments_land_in_multiples_of_the_segment_size() {
     let (lab, _g) = Lab::claim();
-    // Leave rack holes of different sizes so the segments really have to split.
-    let filler = lab.submit(&["-N", "10", "--exclusive"]);
-    let filler_rack = racks(&lab.running_nodes(filler));
+    // rack1 has 9 free trays (gb[010-018]): Slurm's consecutive choice would take all 9
+    // and 3 of rack2, splitting a segment.
+    lab.occupy("gb[001-009]");
     let job = lab.submit(&["-N", "12", "--segment=4", "--exclusive"]);
     let nodes = lab.running_nodes(job);
     assert_eq!(nodes.len(), 12);
     for (rack, count) in per_rack(&nodes) {
         assert_eq!(count % 4, 0, "rack{rack} got {count} nodes: {nodes:?}");
     }
-    // best fit: the 8 free trays next to the filler take two segments
-    assert!(per_rack(&nodes).contains(&(filler_rack[0], 8)), "{nodes:?}");
+    // best fit: two segments in rack1's hole, the third in the next rack
+    assert_eq!(per_rack(&nodes), vec![(1, 8), (2, 4)], "{nodes:?}");
 }
 
 #[test]
@@ -167,11 +167,13 @@ fn jobs_outside_every_rack_still_run() {
 fn shared_jobs_and_gpu_counts_are_honoured() {
     let (lab, _g) = Lab::claim();
     // Two non-exclusive 2-GPU jobs share the same two trays (the engine offers trays that
-    // already run jobs first), and Slurm still charges 2 GPUs per tray to each job.
+    // already run jobs first), and Slurm still charges 2 GPUs per tray to each job. Only
+    // gb018 is free in rack1: Slurm's consecutive choice would take gb[018-019].
+    lab.occupy("gb[001-017]");
     let a = lab.submit(&["-N", "2", "--gres=gpu:2", "-n", "2"]);
     let b = lab.submit(&["-N", "2", "--gres=gpu:2", "-n", "2"]);
     let (na, nb) = (lab.running_nodes(a), lab.running_nodes(b));
-    assert_eq!(racks(&na).len(), 1);
+    assert_eq!(racks(&na), vec![2], "{na:?}");
     assert_eq!(na, nb, "shared jobs did not pack onto the same trays");
     // The GPUs Slurm charged (not the request echoed back): 2 per tray, different ones.
     let charged = |job: u32| {

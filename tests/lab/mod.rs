@@ -2,7 +2,9 @@
 //! the chroot lab of `scripts/lab-up.sh` (4 racks x 18 trays gb001..gb072, cpu01..cpu02).
 //!
 //! The tests share one cluster, so each one takes [`Lab::claim`], which serialises them and
-//! returns the cluster to an empty, all-healthy state first.
+//! returns the cluster to an empty, all-healthy state first. Each test binary uses a part of
+//! this harness.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -45,7 +47,7 @@ impl Lab {
         let out = Command::new("bash")
             .arg(self.repo.join("scripts/lab-up.sh"))
             .env("LAB", &self.dir)
-            .env("TOPO", "nvl72")
+            .env("TOPO", topo_under_test())
             .envs(env.iter().copied())
             .output()
             .expect("cannot run scripts/lab-up.sh");
@@ -129,6 +131,23 @@ impl Lab {
         self.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%T"])
             .trim()
             .to_string()
+    }
+
+    /// The job's pending reason (`%r`), e.g. `Resources`.
+    pub fn reason(&self, job: u32) -> String {
+        self.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%r"])
+            .trim()
+            .to_string()
+    }
+
+    /// slurmctld's decision line for the job (`log_decisions = true`), if any.
+    pub fn decision(&self, job: u32) -> Option<String> {
+        let needle = format!("topology/nvl72: JobId={job} nodes=");
+        self.log("slurmctld.log")
+            .lines()
+            .rev()
+            .find(|l| l.contains(&needle))
+            .map(str::to_string)
     }
 
     /// Waits until the job is RUNNING and returns its nodes.
@@ -223,13 +242,24 @@ impl Lab {
     }
 }
 
+/// The topology plugin the lab runs: `nvl72`, or with `E2E_TOPO=none` (or `block`) stock
+/// Slurm, to show which placement tests fail without the plugin (scripts/without-plugin.sh).
+pub fn topo_under_test() -> String {
+    std::env::var("E2E_TOPO").unwrap_or_else(|_| "nvl72".into())
+}
+
 /// Rack number (1-based) of a lab tray name `gbNNN`.
 pub fn rack_of(node: &str) -> usize {
+    rack_in(node, TRAYS)
+}
+
+/// Rack number (1-based) of `gbNNN` in a lab of `trays` trays per rack.
+pub fn rack_in(node: &str, trays: usize) -> usize {
     let n: usize = node
         .trim_start_matches("gb")
         .parse()
         .unwrap_or_else(|_| panic!("not a tray: {node}"));
-    (n - 1) / TRAYS + 1
+    (n - 1) / trays + 1
 }
 
 /// Sorted distinct racks of a node list.

@@ -1,0 +1,30 @@
+#!/bin/bash
+# without-plugin.sh — runs the end-to-end tests against stock Slurm instead of topology/nvl72,
+# to show that they test the plugin and not Slurm's own selection: every placement test should
+# fail here. TOPO=none (default) runs topology/default, TOPO=block runs topology/block, on the
+# same lab nodes. Prints each test's result and a summary; docs/lab.md records the last run.
+# The tests that stock Slurm also passes are listed there with the reason.
+# Not part of scripts/test.sh: it expects failures. Takes about 15 minutes (a test whose job
+# never starts waits 60 s for it). Arguments filter the tests: without-plugin.sh segments
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+[ "$(id -u)" = 0 ] || { echo "without-plugin.sh: the lab needs root" >&2; exit 1; }
+TOPO=${TOPO:-none}
+case $TOPO in none|block) ;; *) echo "TOPO must be none or block" >&2; exit 2 ;; esac
+export LAB=${LAB:-/var/tmp/nvl72-lab}
+bash scripts/install-deps.sh
+cargo build --release --lib --tests
+mkdir -p target
+log=target/without-plugin-$TOPO.log   # the whole output, with each failure's message
+# Extra arguments filter the tests, as for cargo test (e.g. `segments`).
+E2E_TOPO=$TOPO cargo test --release --test e2e --test e2e_sizing --no-fail-fast -- "$@" 2>&1 |
+    tee "$log" | grep -E '^test .* \.\.\. (ok|FAILED)$'
+echo "== without the plugin (TopologyPlugin=topology/${TOPO/none/default}):"
+echo "   failed (the plugin is what makes them pass):"
+grep -E '^test .* \.\.\. FAILED$' "$log" | sed 's/^test /     /; s/ \.\.\. FAILED$//'
+echo "   passed anyway (see docs/lab.md for why each is expected):"
+grep -E '^test .* \.\.\. ok$' "$log" | sed 's/^test /     /; s/ \.\.\. ok$//'
+echo "(full output: $log)"
+# Back to the plugin for whoever uses the lab next.
+TOPO=nvl72 bash scripts/lab-up.sh >/dev/null
