@@ -217,5 +217,5 @@ fn gpu_sized_jobs_take_the_fullest_block_with_a_free_node_or_wait() {
         Some(vec![18, 19])
     );
     // More trays than a block never fit.
-    assert_eq!(evaluate_gpu_sized(&cfg, &vec![true; 72], 19), None);
+    assert_eq!(evaluate_gpu_sized(&cfg, &[true; 72], 19), None);
 }
