@@ -3,7 +3,7 @@
 # configuration (mean over seeds, min-max range in brackets).
 #
 #   bash scripts/benchmarks.sh                 # everything, about 10 minutes on 2 cores
-#   ONLY=syn bash scripts/benchmarks.sh        # one workload: syn, seg, phi or ph4
+#   ONLY=syn bash scripts/benchmarks.sh        # one workload: syn, seg, gpu, phi, phg or ph4
 #   OUT=/tmp/bench SEEDS="1 2" bash scripts/benchmarks.sh
 #
 # JSON reports are kept in $OUT (default target/bench-results) for later `nvl72 summarize`.
@@ -23,15 +23,19 @@ mkdir -p "$OUT"
 declare -A WORKLOAD=(
     [syn]="--workload synthetic --racks 278 --jobs 6000"
     [seg]="--workload synthetic --racks 278 --jobs 6000 --segment 32-72=4"
+    [gpu]="--workload synthetic --racks 278 --jobs 6000 --gpu-sized 0.5"
     [phi]="--workload philly --racks 8"
+    [phg]="--workload philly --racks 8 --gpu-sized 1"
     [ph4]="--workload philly --racks 32 --scale-sizes 4"
 )
 TITLE_syn="synthetic NVL72 mix, 278 racks (32-72 trays without --segment)"
 TITLE_seg="synthetic NVL72 mix, 278 racks, 32-72 trays with --segment=4"
+TITLE_gpu="synthetic NVL72 mix, 278 racks, half the jobs without --segment sized by GPUs (--gpus, no -N)"
 TITLE_phi="Philly trace as is, 8 racks"
+TITLE_phg="Philly trace, 8 racks, every job sized by GPUs (--gpus, no -N)"
 TITLE_ph4="Philly trace, sizes x 4, 32 racks"
 
-for w in syn seg phi ph4; do
+for w in syn seg gpu phi phg ph4; do
     [ -n "$ONLY" ] && [ "$ONLY" != "$w" ] && continue
     for load in 0.9 1.2; do
         for lam in 0 0.02 0.05; do

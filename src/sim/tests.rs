@@ -236,6 +236,9 @@ fn gpu_sized_jobs_stay_in_one_rack_under_the_engine() {
     assert_eq!(nvl72.rejected, 0);
     assert_eq!(nvl72.large_jobs_extra_racks, Some(0.0));
     let large = jobs.iter().filter(|j| j.by_gpus && j.trays > 18).count();
-    assert_eq!(reports[1].rejected, large, "block never places GPU-sized jobs over a rack");
+    assert_eq!(
+        reports[1].rejected, large,
+        "block never places GPU-sized jobs over a rack"
+    );
     assert!(reports[2].gpu_sized_in_one_rack.share.unwrap() < 1.0);
 }
