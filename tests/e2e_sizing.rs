@@ -211,3 +211,18 @@ fn same_group_and_consolidate_policies_in_slurmctld() {
     let job = lab.submit(&["-N", "12", "--segment=4", "--exclusive"]);
     assert_eq!(per_rack(&lab.running_nodes(job)).len(), 1);
 }
+
+/// `--gpus=80` needs 20 trays, more than a rack: it follows `multi_rack` like `-N 20`, the
+/// two racks with the fewest free trays that hold it (rack2 and rack4, 16 free each), whole
+/// pieces first. Slurm's consecutive choice would take gb[021-040] (racks 2 and 3);
+/// topology/block refuses the job at submission.
+#[test]
+fn gpu_count_jobs_larger_than_a_rack_take_the_tightest_racks() {
+    let (lab, _g) = Lab::claim();
+    lab.occupy("gb[019-020]");
+    lab.occupy("gb[055-056]");
+    let job = lab.submit(&["--gpus=80", "--exclusive"]);
+    let nodes = lab.running_nodes(job);
+    assert_eq!(nodes.len(), 20, "{nodes:?}");
+    assert_eq!(per_rack(&nodes), vec![(2, 16), (4, 4)], "{nodes:?}");
+}
