@@ -437,7 +437,7 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
         "nvl72 engine decision latency, {} racks, {} rounds of {} requests per scenario (us)\n",
         a.racks,
         a.rounds,
-        bench::REQUESTS.len()
+        bench::REQUESTS.len() + bench::GPU_SIZED.len()
     );
     println!(
         "{:<22} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
