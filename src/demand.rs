@@ -49,13 +49,14 @@ impl fmt::Display for Demand {
     }
 }
 
-/// The fields of a Slurm job record that size a job, copied out by the plugin.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The fields of a Slurm job record that size a job, read by the plugin without allocating
+/// (this runs on every evaluation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JobShape {
-    /// `tres_per_job`, e.g. `gres/gpu:8` (`--gpus=8`).
-    pub tres_per_job: Option<String>,
-    /// `tres_per_task`, e.g. `cpu=4,gres/gpu=1` (`-c 4 --gpus-per-task=1`).
-    pub tres_per_task: Option<String>,
+    /// GPUs in `tres_per_job` (`--gpus=8`: `gres/gpu:8`); see [`gpus_in_tres`].
+    pub gpus_per_job: u64,
+    /// GPUs in `tres_per_task` (`--gpus-per-task=1`: `cpu=4,gres/gpu=1`).
+    pub gpus_per_task: u64,
     /// `num_tasks` (`-n`); 0 when not given.
     pub num_tasks: u32,
     /// `ntasks_per_node`; 0 when not given.
@@ -64,52 +65,55 @@ pub struct JobShape {
     pub min_cpus: u32,
 }
 
-/// How a [`Demand`] was derived from a [`JobShape`], for the decision log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Derived {
-    pub demand: Demand,
-    /// Human-readable sources, e.g. `gpus=8 from --gpus`.
-    pub why: String,
-}
-
 impl JobShape {
-    /// The job's totals, and where each came from.
-    pub fn demand(&self) -> Derived {
-        let mut why = Vec::new();
-        let per_job = self.tres_per_job.as_deref().map(gpus_in_tres).unwrap_or(0);
-        let per_task = self.tres_per_task.as_deref().map(gpus_in_tres).unwrap_or(0);
+    /// The job's totals.
+    pub fn demand(&self) -> Demand {
         let tasks = u64::from(self.num_tasks);
-        let gpus = if per_job > 0 {
-            why.push(format!("gpus={per_job} per job"));
-            per_job
-        } else if per_task > 0 && tasks > 0 {
-            why.push(format!("gpus={per_task}/task x {tasks} tasks"));
-            per_task * tasks
+        let gpus = if self.gpus_per_job > 0 {
+            self.gpus_per_job
         } else {
-            0
+            self.gpus_per_task * tasks
         };
-        let trays = match (self.num_tasks, self.ntasks_per_node) {
-            (t, p) if t > 0 && p > 0 => {
-                let trays = t.div_ceil(p) as usize;
-                why.push(format!("trays>={trays} from {t} tasks/{p} per node"));
-                trays
-            }
+        Demand {
+            gpus,
+            cpus: u64::from(self.min_cpus),
+            trays: self.task_trays(),
+        }
+    }
+
+    fn task_trays(&self) -> usize {
+        match (self.num_tasks, self.ntasks_per_node) {
+            (t, p) if t > 0 && p > 0 => t.div_ceil(p) as usize,
             _ => 0,
-        };
+        }
+    }
+
+    /// Where the totals came from, for the decision log (allocates: only when logged).
+    pub fn explain(&self) -> String {
+        let mut why = Vec::new();
+        if self.gpus_per_job > 0 {
+            why.push(format!("gpus={} per job", self.gpus_per_job));
+        } else if self.gpus_per_task > 0 && self.num_tasks > 0 {
+            why.push(format!(
+                "gpus={}/task x {} tasks",
+                self.gpus_per_task, self.num_tasks
+            ));
+        }
+        if self.task_trays() > 0 {
+            why.push(format!(
+                "trays>={} from {} tasks/{} per node",
+                self.task_trays(),
+                self.num_tasks,
+                self.ntasks_per_node
+            ));
+        }
         if self.min_cpus > 1 {
             why.push(format!("cpus={}", self.min_cpus));
         }
-        Derived {
-            demand: Demand {
-                gpus,
-                cpus: u64::from(self.min_cpus),
-                trays,
-            },
-            why: if why.is_empty() {
-                "node count only".into()
-            } else {
-                why.join(", ")
-            },
+        if why.is_empty() {
+            "node count only".into()
+        } else {
+            why.join(", ")
         }
     }
 }
@@ -154,40 +158,42 @@ mod tests {
     #[test]
     fn demand_of_each_request_style() {
         // sbatch --gpus=8 --exclusive
-        let d = JobShape {
-            tres_per_job: Some("gres/gpu:8".into()),
+        let shape = JobShape {
+            gpus_per_job: gpus_in_tres("gres/gpu:8"),
             min_cpus: 1,
             ..JobShape::default()
-        }
-        .demand();
-        assert_eq!((d.demand.gpus, d.demand.trays), (8, 0));
-        assert!(d.why.contains("gpus=8 per job"), "{}", d.why);
+        };
+        assert_eq!((shape.demand().gpus, shape.demand().trays), (8, 0));
+        assert_eq!(shape.explain(), "gpus=8 per job");
         // sbatch -n 16 -c 4 --gpus-per-task=1
-        let d = JobShape {
-            tres_per_task: Some("cpu=4,gres/gpu=1".into()),
+        let shape = JobShape {
+            gpus_per_task: gpus_in_tres("cpu=4,gres/gpu=1"),
             num_tasks: 16,
             min_cpus: 64,
             ..JobShape::default()
-        }
-        .demand();
-        assert_eq!((d.demand.gpus, d.demand.cpus), (16, 64));
+        };
+        assert_eq!((shape.demand().gpus, shape.demand().cpus), (16, 64));
+        assert_eq!(shape.explain(), "gpus=1/task x 16 tasks, cpus=64");
         // sbatch -n 32 --ntasks-per-node=4 --gpus-per-node=4
-        let d = JobShape {
+        let shape = JobShape {
             num_tasks: 32,
             ntasks_per_node: 4,
             min_cpus: 32,
             ..JobShape::default()
-        }
-        .demand();
-        assert_eq!((d.demand.gpus, d.demand.trays), (0, 8));
+        };
+        assert_eq!((shape.demand().gpus, shape.demand().trays), (0, 8));
+        assert_eq!(
+            shape.explain(),
+            "trays>=8 from 32 tasks/4 per node, cpus=32"
+        );
         // sbatch -N 4: nothing beyond the node count
-        let d = JobShape {
+        let shape = JobShape {
             min_cpus: 4,
             num_tasks: 4,
             ..JobShape::default()
-        }
-        .demand();
-        assert!(!d.demand.binds(4));
+        };
+        assert!(!shape.demand().binds(4));
+        assert_eq!(JobShape::default().explain(), "node count only");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::bindings as b;
 use super::guard::guarded;
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
-use crate::demand::{Derived, JobShape};
+use crate::demand::{gpus_in_tres, JobShape};
 use crate::model::{Capacity, ClusterView, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
@@ -78,7 +78,7 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
 ///
 /// # Safety
 /// `te` must be valid, with a valid `job_ptr`.
-unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, Derived) {
+unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
     // SAFETY: see the function contract; `details` is checked for NULL before each use.
     unsafe {
         let job = (*te).job_ptr;
@@ -90,9 +90,12 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, Derived) {
             let required = BitmapRef::new(d.req_node_bitmap)
                 .map(|m| m.ones())
                 .unwrap_or_default();
+            // tres_per_job/tres_per_task are NULL or NUL-terminated strings of the job record,
+            // read (not kept) under the job lock.
+            let gpus = |tres| slurm::str_arg(tres).map_or(0, gpus_in_tres);
             let shape = JobShape {
-                tres_per_job: slurm::str_arg((*job).tres_per_job).map(String::from),
-                tres_per_task: slurm::str_arg((*job).tres_per_task).map(String::from),
+                gpus_per_job: gpus((*job).tres_per_job),
+                gpus_per_task: gpus((*job).tres_per_task),
                 num_tasks: d.num_tasks,
                 ntasks_per_node: if u32::from(d.ntasks_per_node) == b::NO_VAL16 {
                     0
@@ -103,7 +106,6 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, Derived) {
             };
             (d.segment_size, required, shape)
         };
-        let derived = shape.demand();
         let min = (*te).min_nodes.max(1) as usize;
         let req = JobRequest {
             min_nodes: min,
@@ -111,9 +113,9 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, Derived) {
             segment: (segment != 0 && u32::from(segment) != b::NO_VAL16)
                 .then_some(segment as usize),
             required,
-            demand: derived.demand.clone(),
+            demand: shape.demand(),
         };
-        (req, derived)
+        (req, shape)
     }
 }
 
@@ -190,7 +192,7 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
             return slurm::ERROR;
         };
         let job_id = (*(*te).job_ptr).job_id;
-        let (req, derived) = job_request(te);
+        let (req, shape) = job_request(te);
         let view = offered_view(node_map, (*te).avail_res_array, st.topo.full_tray);
         let alternatives = match placement::choose(&st.topo, &view, &req) {
             Ok(a) => a,
@@ -199,7 +201,9 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
                 return slurm::TOPO_UNAVAILABLE;
             }
             Err(Reject::NotNow(why)) => {
-                log::debug!("JobId={job_id}: waits, {why}; demand {}", derived.why);
+                if log::log_enabled!(log::Level::Debug) {
+                    log::debug!("JobId={job_id}: waits, {why}; demand {}", shape.explain());
+                }
                 return slurm::ERROR;
             }
         };
@@ -232,7 +236,7 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
                         req.max_nodes,
                         req.segment.unwrap_or(0),
                         alternatives.trays_needed,
-                        derived.why,
+                        shape.explain(),
                         alt.describe(&st.topo),
                         if alt.exact { "exact" } else { "within" },
                         i + 1,

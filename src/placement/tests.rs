@@ -573,8 +573,8 @@ fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
 
 fn tasks_with_one_gpu_each(n: u32) -> JobRequest {
     use crate::demand::JobShape;
-    let derived = JobShape {
-        tres_per_task: Some("gres/gpu=1".into()),
+    let demand = JobShape {
+        gpus_per_task: 1,
         num_tasks: n,
         min_cpus: n,
         ..JobShape::default()
@@ -582,7 +582,7 @@ fn tasks_with_one_gpu_each(n: u32) -> JobRequest {
     .demand();
     JobRequest {
         max_nodes: n as usize,
-        demand: derived.demand,
+        demand,
         ..JobRequest::nodes(1)
     }
 }
