@@ -187,12 +187,13 @@ fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf]) {
         )
         .allowlist_function("common_topo_choose_nodes|common_topo_get_node_addr")
         .allowlist_function("common_topo_split_hostlist_treewidth|eval_nodes")
+        .allowlist_function("slurm_list_for_each_ro")
         .allowlist_var("node_record_table_ptr|node_record_count|topo_conf|slurm_conf")
         .allowlist_var("part_list|idle_node_bitmap")
         .allowlist_var("SLURM_SUCCESS|SLURM_ERROR|ESLURM_.*|NODE_STATE_.*|TOPOLOGY_PLUGIN_.*")
         .allowlist_var("SLURM_24_11_PROTOCOL_VERSION|SLURM_MIN_PROTOCOL_VERSION|NO_VAL|NO_VAL16")
-        .allowlist_var("WHOLE_NODE_.*|LOG_LEVEL_.*")
-        .allowlist_type("log_level_t|slurm_err_t|node_states|nvl72_node_flag")
+        .allowlist_var("WHOLE_NODE_.*|LOG_LEVEL_.*|JOB_STATE_BASE|INFINITE")
+        .allowlist_type("log_level_t|slurm_err_t|node_states|nvl72_node_flag|job_states")
         .rustified_enum("topology_data_t");
     for inc in includes {
         builder = builder.clang_arg(format!("-I{}", inc.display()));

@@ -77,6 +77,31 @@ pub enum MultiRack {
     StartNow,
 }
 
+/// Whether placement looks at when the jobs already on a rack are expected to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndTime {
+    /// Best fit on free trays only.
+    #[default]
+    Off,
+    /// Among racks of equal fit, the one whose running jobs end closest after this job.
+    TieBreak,
+    /// Weigh fit against how much longer this job keeps its rack from becoming whole:
+    /// `end_time_hours_per_tray` hours of delay count as one tray of worse fit.
+    Align,
+}
+
+impl EndTime {
+    /// The spelling used in topology.toml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndTime::Off => "off",
+            EndTime::TieBreak => "tie-break",
+            EndTime::Align => "align",
+        }
+    }
+}
+
 impl MultiRack {
     /// The spelling used in topology.toml.
     pub fn as_str(self) -> &'static str {
@@ -109,6 +134,10 @@ pub struct Policy {
     pub prefer_same_group: bool,
     /// Log every placement decision at info level (debugging aid; noisy on busy clusters).
     pub log_decisions: bool,
+    /// Racks that empty together: use the expected end of the jobs on each rack.
+    pub end_time: EndTime,
+    /// With `end_time = "align"`: hours a rack stays broken longer that weigh one tray.
+    pub end_time_hours_per_tray: u32,
 }
 
 impl Default for Policy {
@@ -119,6 +148,8 @@ impl Default for Policy {
             prefer_degraded: true,
             prefer_same_group: true,
             log_decisions: false,
+            end_time: EndTime::Off,
+            end_time_hours_per_tray: 2,
         }
     }
 }
@@ -223,7 +254,8 @@ impl Config {
         let mut out = format!(
             "trays_per_rack = {}\ngpus_per_tray = {}\n\n[policy]\n\
              segment_placement = {}\nmulti_rack = {}\nprefer_degraded = {}\n\
-             prefer_same_group = {}\nlog_decisions = {}\n",
+             prefer_same_group = {}\nlog_decisions = {}\nend_time = {}\n\
+             end_time_hours_per_tray = {}\n",
             self.trays_per_rack,
             self.gpus_per_tray,
             quote(p.segment_placement.as_str()),
@@ -231,6 +263,8 @@ impl Config {
             p.prefer_degraded,
             p.prefer_same_group,
             p.log_decisions,
+            quote(p.end_time.as_str()),
+            p.end_time_hours_per_tray,
         );
         for rack in &self.racks {
             let mut nodes = hostlist::compress(&rack.nodes);

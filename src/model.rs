@@ -219,6 +219,12 @@ impl Tray {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClusterView {
     pub trays: Vec<Tray>,
+    /// When each tray's running jobs are expected to end (their time limits), in seconds on
+    /// the caller's clock; 0 for a tray without jobs. Empty when not known: placement then
+    /// ignores end times (`[policy] end_time`).
+    pub busy_until: Vec<u32>,
+    /// The current time on the same clock.
+    pub now: u32,
 }
 
 impl ClusterView {
@@ -226,11 +232,17 @@ impl ClusterView {
     pub fn all_free(node_count: usize) -> ClusterView {
         ClusterView {
             trays: vec![Tray::free(Capacity::GB200_TRAY); node_count],
+            ..ClusterView::default()
         }
     }
 
     pub fn tray(&self, node: usize) -> Tray {
         self.trays.get(node).copied().unwrap_or_default()
+    }
+
+    /// When `node`'s running jobs are expected to end (0: no jobs, or not known).
+    pub fn busy_until(&self, node: usize) -> u32 {
+        self.busy_until.get(node).copied().unwrap_or(0)
     }
 }
 

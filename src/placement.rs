@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use crate::config::{MultiRack, SegmentPlacement};
+use crate::config::{EndTime, MultiRack, SegmentPlacement};
 pub use crate::demand::Demand;
 use crate::model::{ClusterView, Topology, Tray};
 
@@ -25,6 +25,9 @@ pub struct JobRequest {
     pub required: Vec<usize>,
     /// What the job needs besides a node count (GPUs, CPUs, task layout).
     pub demand: Demand,
+    /// When the job is expected to end (start now plus its time limit), on the clock of
+    /// [`ClusterView::busy_until`]; None when unknown (no `end_time` rule then).
+    pub ends_at: Option<u32>,
 }
 
 impl JobRequest {
@@ -35,6 +38,7 @@ impl JobRequest {
             segment: None,
             required: Vec::new(),
             demand: Demand::default(),
+            ends_at: None,
         }
     }
 
@@ -252,6 +256,43 @@ impl Ctx<'_> {
                 acc >= total
             })
             .map(|i| i + 1)
+    }
+
+    /// The `end_time` rule and the job's end, when the policy, the job and the view all
+    /// have what it needs.
+    fn end_time_rule(&self, req: &JobRequest) -> Option<(EndTime, u32)> {
+        let rule = self.topo.policy.end_time;
+        let known = !self.view.busy_until.is_empty();
+        (rule != EndTime::Off && known)
+            .then_some(rule)
+            .zip(req.ends_at)
+    }
+
+    /// How many minutes longer rack `d` stays from becoming whole if a job ending at
+    /// `ends_at` runs there: past the latest expected end of the jobs already on it.
+    fn delay_minutes(&self, d: usize, ends_at: u32) -> u64 {
+        let release = self.topo.domains[d]
+            .nodes
+            .iter()
+            .map(|&n| self.view.busy_until(n))
+            .fold(self.view.now, u32::max);
+        (u64::from(ends_at.saturating_sub(release)) / 60).min(MAX_DELAY_MINUTES)
+    }
+
+    /// The best-fit key with the end-time rule: `tie-break` ranks by leftover, then delay;
+    /// `align` by leftover weighed at `end_time_hours_per_tray` hours per tray plus delay.
+    /// Keep-whole and domain order break the remaining ties, as in [`packed_fit_key`].
+    fn timed_fit_key(&self, h: &Hole, leftover: usize, rule: EndTime, delay: u64) -> u64 {
+        let tail = (u64::from(h.keep_whole(self.topo)) << 32) | h.domain as u64;
+        let leftover = (leftover as u64).min(1023);
+        match rule {
+            EndTime::Align => {
+                let per_tray = u64::from(self.topo.policy.end_time_hours_per_tray) * 60;
+                let cost = (leftover * per_tray + delay).min((1 << 30) - 1);
+                (cost << 33) | tail
+            }
+            _ => (leftover << 53) | (delay << 33) | tail,
+        }
     }
 
     /// An exact placement of `pieces` (domain, nodes), nodes grouped by piece.
@@ -546,6 +587,7 @@ fn plan_segments(
 /// could hold it, and it is never spread over racks.
 fn plan_one_rack(ctx: &Ctx, holes: &[Hole], req: &JobRequest) -> Result<Vec<Choice>, Reject> {
     let mut scratch = Vec::new();
+    let timed = ctx.end_time_rule(req);
     // (packed best-fit key, trays to offer): small items, so ranking every rack of a large
     // cluster stays cheap.
     let mut fits: Vec<(u64, u32)> = holes
@@ -554,7 +596,13 @@ fn plan_one_rack(ctx: &Ctx, holes: &[Hole], req: &JobRequest) -> Result<Vec<Choi
         .filter_map(|h| {
             let need = ctx.need(h, req, &mut scratch)?;
             let take = if req.is_flexible() { h.free } else { need };
-            Some((packed_fit_key(ctx.topo, h, h.free - need), take as u32))
+            let key = match timed {
+                Some((rule, ends_at)) => {
+                    ctx.timed_fit_key(h, h.free - need, rule, ctx.delay_minutes(h.domain, ends_at))
+                }
+                None => packed_fit_key(ctx.topo, h, h.free - need),
+            };
+            Some((key, take as u32))
         })
         .collect();
     if fits.is_empty() {
@@ -578,6 +626,9 @@ fn plan_one_rack(ctx: &Ctx, holes: &[Hole], req: &JobRequest) -> Result<Vec<Choi
 fn packed_fit_key(topo: &Topology, h: &Hole, leftover: usize) -> u64 {
     ((leftover as u64) << 33) | (u64::from(h.keep_whole(topo)) << 32) | h.domain as u64
 }
+
+/// Largest delay, in minutes, that the end-time keys tell apart (about two years).
+const MAX_DELAY_MINUTES: u64 = (1 << 20) - 1;
 
 /// Best fit, then (by policy) racks that are already broken, then configuration order.
 fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, usize) {

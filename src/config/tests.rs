@@ -106,6 +106,7 @@ fn full_file_with_every_key() {
     let config = toml_ok(
         "trays_per_rack = 16\ngpus_per_tray = 8\n[policy]\nsegment_placement = \"consolidate\"\n\
          multi_rack = \"start-now\"\nprefer_degraded = false\nprefer_same_group = false\nlog_decisions = true\n\
+         end_time = \"align\"\nend_time_hours_per_tray = 6\n\
          [[rack]]\nname = \"a.b_c-1\"\nnodes = \"n[3,1], x\"\nclique = \"uuid:1\"\ngroup = \"row1\"\n",
     );
     assert_eq!((config.trays_per_rack, config.gpus_per_tray), (16, 8));
@@ -117,6 +118,8 @@ fn full_file_with_every_key() {
             prefer_degraded: false,
             prefer_same_group: false,
             log_decisions: true,
+            end_time: EndTime::Align,
+            end_time_hours_per_tray: 6,
         }
     );
     assert_eq!(config.racks[0].nodes, ["n3", "n1", "x"]);
@@ -442,6 +445,8 @@ fn to_toml_round_trips() {
         prefer_degraded: false,
         prefer_same_group: false,
         log_decisions: true,
+        end_time: EndTime::TieBreak,
+        end_time_hours_per_tray: 3,
     };
     // Order that compress would change, odd padding, and text needing escapes.
     config.racks[1].nodes = ["gb020", "gb019", "n9", "n10", "n08"]

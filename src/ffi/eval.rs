@@ -14,9 +14,11 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 use super::bindings as b;
+use super::end_times;
 use super::guard::guarded;
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
+use crate::config::EndTime;
 use crate::demand::{gpus_in_tres, JobShape};
 use crate::model::{Capacity, ClusterView, Tray};
 use crate::placement::{self, JobRequest, Reject};
@@ -114,6 +116,7 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
                 .then_some(segment as usize),
             required,
             demand: shape.demand(),
+            ends_at: None,
         };
         (req, shape)
     }
@@ -124,7 +127,10 @@ pub fn cluster_view() -> ClusterView {
     let trays = (0..slurm::node_count())
         .map(|i| tray(i, false, None))
         .collect();
-    ClusterView { trays }
+    ClusterView {
+        trays,
+        ..ClusterView::default()
+    }
 }
 
 /// The offered trays (`node_map`) with their live state and what each offers this job
@@ -155,7 +161,10 @@ unsafe fn offered_view(
             *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
         }
     }
-    ClusterView { trays }
+    ClusterView {
+        trays,
+        ..ClusterView::default()
+    }
 }
 
 /// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.
@@ -192,8 +201,15 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
             return slurm::ERROR;
         };
         let job_id = (*(*te).job_ptr).job_id;
-        let (req, shape) = job_request(te);
-        let view = offered_view(node_map, (*te).avail_res_array, st.topo.full_tray);
+        let (mut req, shape) = job_request(te);
+        let mut view = offered_view(node_map, (*te).avail_res_array, st.topo.full_tray);
+        if st.topo.policy.end_time != EndTime::Off {
+            // When jobs on each tray end; cached between changes of the job table. The
+            // scheduler holds the job lock during eval, as busy_until requires.
+            view.now = end_times::now();
+            view.busy_until = end_times::busy_until().unwrap_or_default();
+            req.ends_at = end_times::ends_at((*te).job_ptr, view.now);
+        }
         let alternatives = match placement::choose(&st.topo, &view, &req) {
             Ok(a) => a,
             Err(Reject::Never(why)) => {

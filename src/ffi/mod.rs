@@ -9,6 +9,7 @@
 //! - `eval`: job placement inside slurmctld's selection.
 //! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
 mod bindings;
+mod end_times;
 mod eval;
 mod exports;
 mod guard;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::{MultiRack, Policy};
+use crate::config::{EndTime, MultiRack, Policy};
 use crate::model::{ClusterView, Topology};
 use proptest::prelude::*;
 
@@ -242,6 +242,7 @@ fn flexible_requests_get_whole_racks_to_choose_from() {
         segment: None,
         required: vec![],
         demand: Demand::default(),
+        ends_at: None,
     };
     let alts = plan(&topo, &view, &req).unwrap();
     assert!(!alts[0].exact);
@@ -261,6 +262,7 @@ fn small_flexible_jobs_never_span_racks() {
         segment: None,
         required: vec![],
         demand: Demand::default(),
+        ends_at: None,
     };
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
 }
@@ -353,6 +355,7 @@ fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
                 ..crate::model::Tray::free(crate::model::Capacity::GB200_TRAY)
             })
             .collect(),
+        ..ClusterView::default()
     })
 }
 
@@ -393,7 +396,7 @@ proptest! {
         seg in prop_oneof![Just(None), (1usize..19).prop_map(Some)],
     ) {
         let topo = Topology::uniform(6, 18, Policy::default());
-        let req = JobRequest { min_nodes: n, max_nodes: n, segment: seg, required: vec![], demand: Demand::default() };
+        let req = JobRequest { segment: seg, ..JobRequest::nodes(n) };
         // The reference: when does some placement exist right now?
         let free: Vec<usize> = (0..6).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count()).collect();
         let exists = match seg {
@@ -628,4 +631,71 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
     };
     let p = &plan(&topo, &view, &exact).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (2, 12)]);
+}
+
+/// `[policy] end_time`: rack1 fits a 4-tray job best (5 free) but its jobs end in 30 minutes;
+/// rack2 (6 free) runs jobs for 10 more hours. A 10-hour job on rack1 keeps it broken for
+/// 9.5 hours longer; on rack2 for no time at all.
+#[test]
+fn end_time_rules_prefer_racks_that_come_free_together() {
+    let hour = 3600;
+    let now = 1_000_000;
+    let view_with_ends = || {
+        let mut view = ClusterView::all_free(72);
+        view.now = now;
+        view.busy_until = vec![0; 72];
+        for t in 0..13 {
+            view.trays[t].candidate = false;
+            view.trays[t].in_use = true;
+            view.busy_until[t] = now + hour / 2;
+        }
+        for t in 18..30 {
+            view.trays[t].candidate = false;
+            view.trays[t].in_use = true;
+            view.busy_until[t] = now + 10 * hour;
+        }
+        view
+    };
+    let policy = |end_time| Policy {
+        end_time,
+        ..Policy::default()
+    };
+    let req = JobRequest {
+        ends_at: Some(now + 10 * hour),
+        ..JobRequest::nodes(4)
+    };
+    let view = view_with_ends();
+    let rack_of = |topo: &Topology| domains_of(topo, &plan(topo, &view, &req).unwrap()[0]);
+    // Off: best fit (rack1, one tray left over). Align: rack2.
+    let off = Topology::uniform(4, 18, policy(EndTime::Off));
+    assert_eq!(rack_of(&off), vec![0]);
+    let align = Topology::uniform(4, 18, policy(EndTime::Align));
+    assert_eq!(rack_of(&align), vec![1]);
+    // Tie-break only decides between equal fits: rack1 still wins on leftover.
+    let tie = Topology::uniform(4, 18, policy(EndTime::TieBreak));
+    assert_eq!(rack_of(&tie), vec![0]);
+    // With equal fits (rack1 at 6 free too), the tie-break takes rack2.
+    let mut view = view_with_ends();
+    view.trays[12].candidate = true;
+    view.trays[12].in_use = false;
+    view.busy_until[12] = 0;
+    assert_eq!(
+        domains_of(&tie, &plan(&tie, &view, &req).unwrap()[0]),
+        vec![1]
+    );
+    // Without end times (or for a job without a limit), every rule is plain best fit.
+    let no_limit = JobRequest::nodes(4);
+    assert_eq!(
+        domains_of(
+            &align,
+            &plan(&align, &view_with_ends(), &no_limit).unwrap()[0]
+        ),
+        vec![0]
+    );
+    let mut unknown = view_with_ends();
+    unknown.busy_until.clear();
+    assert_eq!(
+        domains_of(&align, &plan(&align, &unknown, &req).unwrap()[0]),
+        vec![0]
+    );
 }
