@@ -13,8 +13,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-target/bench-results}
 SEEDS=${SEEDS:-1 2 3}
 ONLY=${ONLY:-}
-POLICIES=nvl72,block,naive,nvl72-start-now
-B=target/release/nvl72
+POLICIES=${POLICIES:-nvl72,block,naive,nvl72-start-now}
+B=${CARGO_TARGET_DIR:-target}/release/nvl72
 
 cargo build --release --bin nvl72 >&2
 mkdir -p "$OUT"

@@ -15,8 +15,9 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::block::{self, BlockConfig};
+use super::job::Millis;
 use super::latency::Latency;
-use crate::config::{MultiRack, Policy};
+use crate::config::{EndTime, MultiRack, Policy};
 use crate::model::{Capacity, ClusterView, Topology, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
@@ -28,11 +29,23 @@ pub enum PolicyKind {
     Naive,
     #[serde(rename = "nvl72-start-now")]
     Nvl72StartNow,
+    /// The engine with `end_time = "tie-break"`.
+    #[serde(rename = "nvl72-end-tie")]
+    Nvl72EndTie,
+    /// The engine with `end_time = "align"`.
+    #[serde(rename = "nvl72-end-align")]
+    Nvl72EndAlign,
 }
 
 impl PolicyKind {
     /// The three policies the simulator compares by default.
     pub const ALL: [PolicyKind; 3] = [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive];
+    /// The engine with one `[policy]` knob changed, for A/B runs.
+    pub const VARIANTS: [PolicyKind; 3] = [
+        PolicyKind::Nvl72StartNow,
+        PolicyKind::Nvl72EndTie,
+        PolicyKind::Nvl72EndAlign,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +53,8 @@ impl PolicyKind {
             PolicyKind::Block => "block",
             PolicyKind::Naive => "naive",
             PolicyKind::Nvl72StartNow => "nvl72-start-now",
+            PolicyKind::Nvl72EndTie => "nvl72-end-tie",
+            PolicyKind::Nvl72EndAlign => "nvl72-end-align",
         }
     }
 }
@@ -56,10 +71,13 @@ impl FromStr for PolicyKind {
     fn from_str(s: &str) -> Result<Self, String> {
         PolicyKind::ALL
             .into_iter()
-            .chain([PolicyKind::Nvl72StartNow])
+            .chain(PolicyKind::VARIANTS)
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                format!("unknown policy `{s}` (expected nvl72, block, naive or nvl72-start-now)")
+                format!(
+                    "unknown policy `{s}` (expected nvl72, block, naive, nvl72-start-now, \
+                     nvl72-end-tie or nvl72-end-align)"
+                )
             })
     }
 }
@@ -94,6 +112,7 @@ impl Shape {
 /// One policy, ready to place jobs on a cluster of `racks` x `trays` trays.
 pub struct Placer {
     kind: Kind,
+    policy_kind: PolicyKind,
     racks: usize,
     trays: usize,
     latency: Latency,
@@ -117,11 +136,18 @@ impl Placer {
         policy: &Policy,
         timed: bool,
     ) -> Placer {
+        let policy_kind = kind;
         let kind = match kind {
-            PolicyKind::Nvl72 | PolicyKind::Nvl72StartNow => {
+            PolicyKind::Nvl72
+            | PolicyKind::Nvl72StartNow
+            | PolicyKind::Nvl72EndTie
+            | PolicyKind::Nvl72EndAlign => {
                 let mut policy = policy.clone();
-                if kind == PolicyKind::Nvl72StartNow {
-                    policy.multi_rack = MultiRack::StartNow;
+                match kind {
+                    PolicyKind::Nvl72StartNow => policy.multi_rack = MultiRack::StartNow,
+                    PolicyKind::Nvl72EndTie => policy.end_time = EndTime::TieBreak,
+                    PolicyKind::Nvl72EndAlign => policy.end_time = EndTime::Align,
+                    _ => {}
                 }
                 Kind::Nvl72 {
                     topo: Topology::uniform(racks, trays, policy),
@@ -133,6 +159,7 @@ impl Placer {
         };
         Placer {
             kind,
+            policy_kind,
             racks,
             trays,
             latency: Latency::new(timed),
@@ -141,13 +168,28 @@ impl Placer {
     }
 
     pub fn kind(&self) -> PolicyKind {
-        match self.kind {
-            Kind::Nvl72 { ref topo, .. } => match topo.policy.multi_rack {
-                MultiRack::StartNow => PolicyKind::Nvl72StartNow,
-                MultiRack::FewestRacks => PolicyKind::Nvl72,
-            },
-            Kind::Block(_) => PolicyKind::Block,
-            Kind::Naive => PolicyKind::Naive,
+        self.policy_kind
+    }
+
+    /// The clock and when each tray's running jobs are expected to end (0: free), for the
+    /// engine's `end_time` rules; the other policies ignore it.
+    pub fn set_times(&mut self, now: Millis, busy_until: &[Millis]) {
+        if let Kind::Nvl72 { view, .. } = &mut self.kind {
+            view.now = seconds(now);
+            view.busy_until.clear();
+            view.busy_until
+                .extend(busy_until.iter().map(|&t| seconds(t)));
+        }
+    }
+
+    /// Trays a job just took, busy until `until`.
+    pub fn mark_busy(&mut self, trays: &[usize], until: Millis) {
+        if let Kind::Nvl72 { view, .. } = &mut self.kind {
+            for &t in trays {
+                if let Some(b) = view.busy_until.get_mut(t) {
+                    *b = seconds(until);
+                }
+            }
         }
     }
 
@@ -175,7 +217,7 @@ impl Placer {
             return !fits;
         }
         let all = vec![true; self.racks * self.trays];
-        let fits = self.decide(&all, shape, false).is_some();
+        let fits = self.decide(&all, shape, None, false).is_some();
         self.fits_empty.insert(shape, fits);
         !fits
     }
@@ -183,7 +225,17 @@ impl Placer {
     /// The trays this policy gives the job now, or `None` if it must wait. Only the policy's
     /// own decision is timed, not the bookkeeping around it.
     pub fn place(&mut self, free: &[bool], shape: Shape) -> Option<Vec<usize>> {
-        self.decide(free, shape, true)
+        self.decide(free, shape, None, true)
+    }
+
+    /// [`Placer::place`] for a job expected to end at `ends_at` (its start plus limit).
+    pub fn place_until(
+        &mut self,
+        free: &[bool],
+        shape: Shape,
+        ends_at: Millis,
+    ) -> Option<Vec<usize>> {
+        self.decide(free, shape, Some(ends_at), true)
     }
 
     /// The request the plugin would see: `-N n` (and `--segment`), or for a job sized by
@@ -196,9 +248,18 @@ impl Placer {
         }
     }
 
-    fn decide(&mut self, free: &[bool], shape: Shape, count: bool) -> Option<Vec<usize>> {
+    fn decide(
+        &mut self,
+        free: &[bool],
+        shape: Shape,
+        ends_at: Option<Millis>,
+        count: bool,
+    ) -> Option<Vec<usize>> {
         debug_assert_eq!(free.len(), self.racks * self.trays);
-        let req = self.request(shape);
+        let req = JobRequest {
+            ends_at: ends_at.map(seconds),
+            ..self.request(shape)
+        };
         let mut untimed = Latency::new(false);
         let latency = if count {
             &mut self.latency
@@ -238,6 +299,11 @@ impl Placer {
     pub fn latency(&self) -> &Latency {
         &self.latency
     }
+}
+
+/// Simulated milliseconds as the engine's seconds clock.
+fn seconds(t: Millis) -> u32 {
+    u32::try_from(t / 1000).unwrap_or(u32::MAX)
 }
 
 /// The first `n` free trays in index order, wherever they are.
@@ -340,10 +406,7 @@ mod tests {
 
     #[test]
     fn policy_names_round_trip() {
-        for k in PolicyKind::ALL
-            .into_iter()
-            .chain([PolicyKind::Nvl72StartNow])
-        {
+        for k in PolicyKind::ALL.into_iter().chain(PolicyKind::VARIANTS) {
             assert_eq!(k.name().parse::<PolicyKind>(), Ok(k));
         }
         assert!("tree".parse::<PolicyKind>().is_err());

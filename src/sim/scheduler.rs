@@ -90,8 +90,27 @@ fn try_place(placer: &mut Placer, map: &Map, job: &Job) -> Option<Vec<usize>> {
     placer.place(&map.free, Shape::of(job))
 }
 
+/// A job starting now: the placer also learns when it is expected to end (for the engine's
+/// `end_time` rules), and the trays it takes are marked busy until then.
+fn try_start(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<Vec<usize>> {
+    if job.trays > map.count {
+        return None;
+    }
+    let until = now.saturating_add(job.limit);
+    let trays = placer.place_until(&map.free, Shape::of(job), until)?;
+    placer.mark_busy(&trays, until);
+    Some(trays)
+}
+
 /// Runs one pass and returns the jobs to start, in the order they were chosen.
 pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
+    let mut busy_until = vec![0; pass.free.len()];
+    for r in pass.running {
+        for &t in r.trays {
+            busy_until[t] = r.expected_end;
+        }
+    }
+    placer.set_times(pass.now, &busy_until);
     let mut free = Map::new(pass.free);
     let mut starts = Vec::new();
     let mut queue = pass.queue.iter().copied();
@@ -99,7 +118,7 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
         let Some(j) = queue.next() else {
             return starts;
         };
-        match try_place(placer, &free, &pass.jobs[j]) {
+        match try_start(placer, &free, &pass.jobs[j], pass.now) {
             Some(trays) => {
                 free.take(&trays);
                 starts.push(Start { job: j, trays });
@@ -121,7 +140,7 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
             continue;
         }
         let map = if before_shadow { &free } else { &outside };
-        match try_place(placer, map, job) {
+        match try_start(placer, map, job, pass.now) {
             Some(trays) => {
                 free.take(&trays);
                 outside.take(&trays);
