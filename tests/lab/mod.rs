@@ -121,6 +121,15 @@ impl Lab {
         job
     }
 
+    /// [`Lab::occupy`] with a time limit (`--time`), for rules that read job end times.
+    pub fn occupy_for(&self, nodes: &str, time: &str) -> u32 {
+        let count = hostlist::expand(nodes).expect("hostlist").len().to_string();
+        let time = format!("--time={time}");
+        let job = self.submit(&["-N", &count, "--exclusive", &time, "-w", nodes]);
+        self.running_nodes(job);
+        job
+    }
+
     /// Submits a long-running job that must be accepted.
     pub fn submit(&self, args: &[&str]) -> u32 {
         self.sbatch(args, "sleep 600")
