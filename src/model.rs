@@ -149,6 +149,11 @@ impl Topology {
         }
     }
 
+    /// Domain `d`'s node indices as one range, when they are consecutive (the usual case).
+    pub fn node_range(&self, d: usize) -> Option<std::ops::Range<usize>> {
+        self.node_range[d].clone()
+    }
+
     /// Calls `f` with the state of each of domain `d`'s trays, in tray order (one slice scan
     /// when the domain's node indices are consecutive).
     pub fn for_each_tray(&self, d: usize, view: &ClusterView, mut f: impl FnMut(Tray)) {

@@ -271,11 +271,15 @@ impl Ctx<'_> {
     /// How many minutes longer rack `d` stays from becoming whole if a job ending at
     /// `ends_at` runs there: past the latest expected end of the jobs already on it.
     fn delay_minutes(&self, d: usize, ends_at: u32) -> u64 {
-        let release = self.topo.domains[d]
-            .nodes
-            .iter()
-            .map(|&n| self.view.busy_until(n))
-            .fold(self.view.now, u32::max);
+        let busy = &self.view.busy_until;
+        let release = match self.topo.node_range(d).and_then(|r| busy.get(r)) {
+            Some(ends) => ends.iter().copied().fold(self.view.now, u32::max),
+            None => self.topo.domains[d]
+                .nodes
+                .iter()
+                .map(|&n| self.view.busy_until(n))
+                .fold(self.view.now, u32::max),
+        };
         (u64::from(ends_at.saturating_sub(release)) / 60).min(MAX_DELAY_MINUTES)
     }
 

@@ -7,7 +7,7 @@
 
 mod lab;
 
-use lab::{per_rack, rack_in, Lab};
+use lab::{per_rack, per_rack_in, racks_in, Lab};
 
 /// Ten racks of four trays (`BlockName`-sized racks, cheap to fill): more candidate racks
 /// than the eight alternatives the plugin used to offer.
@@ -16,13 +16,6 @@ const SMALL_RACKS: &[(&str, &str)] = &[
     ("NPR", "4"),
     ("POLICY", "log_decisions = true"),
 ];
-
-fn racks_of(nodes: &[String], trays: usize) -> Vec<usize> {
-    let mut r: Vec<usize> = nodes.iter().map(|n| rack_in(n, trays)).collect();
-    r.sort_unstable();
-    r.dedup();
-    r
-}
 
 /// Racks 1-8 keep their first tray free, rack9 its last (gb036), rack10 is empty. Slurm's
 /// consecutive choice sees gb[036-040] as one run and would start at gb036 (racks 9 and 10);
@@ -44,7 +37,7 @@ fn gpu_count_jobs_take_two_trays_of_the_empty_rack_not_one_tray_in_each_of_two()
     let nodes = lab.running_nodes(by_gpus);
     assert_eq!(nodes.len(), 2, "{nodes:?}");
     assert_eq!(
-        racks_of(&nodes, 4),
+        racks_in(&nodes, 4),
         vec![10],
         "--gpus=8 was split: {nodes:?}"
     );
@@ -52,7 +45,7 @@ fn gpu_count_jobs_take_two_trays_of_the_empty_rack_not_one_tray_in_each_of_two()
     let nodes = lab.running_nodes(by_tasks);
     assert_eq!(nodes.len(), 2, "{nodes:?}");
     assert_eq!(
-        racks_of(&nodes, 4),
+        racks_in(&nodes, 4),
         vec![10],
         "-n 8 --gpus-per-task=1 was split: {nodes:?}"
     );
@@ -86,7 +79,7 @@ fn a_rack_slurm_refuses_is_followed_by_the_next_one() {
     }
     let job = lab.submit(&["-N", "2", "--contiguous", "--exclusive"]);
     let nodes = lab.running_nodes(job);
-    assert_eq!(per_rack_of(&nodes, 4), vec![(2, 2)], "{nodes:?}");
+    assert_eq!(per_rack_in(&nodes, 4), vec![(2, 2)], "{nodes:?}");
     let line = lab.decision(job).expect("decision logged");
     assert!(
         line.contains("-> rack2:2") && line.contains("choice 2 of 2"),
@@ -94,14 +87,7 @@ fn a_rack_slurm_refuses_is_followed_by_the_next_one() {
     );
     // The refused try left nothing behind: rack1's two trays still take a plain -N 2.
     let plain = lab.submit(&["-N", "2", "--exclusive"]);
-    assert_eq!(per_rack_of(&lab.running_nodes(plain), 4), vec![(1, 2)]);
-}
-
-fn per_rack_of(nodes: &[String], trays: usize) -> Vec<(usize, usize)> {
-    racks_of(nodes, trays)
-        .into_iter()
-        .map(|r| (r, nodes.iter().filter(|n| rack_in(n, trays) == r).count()))
-        .collect()
+    assert_eq!(per_rack_in(&lab.running_nodes(plain), 4), vec![(1, 2)]);
 }
 
 /// 4 racks of 18: rack1 has its last three trays free (gb[016-018]), rack2 is empty, racks

@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Deserialize;
 
-use topology_nvl72::config::Policy;
+use topology_nvl72::config::{EndTime, Policy};
 use topology_nvl72::sim::analytic;
 use topology_nvl72::sim::bench;
 use topology_nvl72::sim::failures::FailureModel;
@@ -175,8 +175,18 @@ struct BenchArgs {
     /// Also print every request's latency
     #[arg(long)]
     per_request: bool,
+    /// The engine's `[policy] end_time` rule: off, tie-break or align
+    #[arg(long, default_value = "off", value_parser = parse_end_time)]
+    end_time: EndTime,
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+}
+
+fn parse_end_time(s: &str) -> Result<EndTime, String> {
+    [EndTime::Off, EndTime::TieBreak, EndTime::Align]
+        .into_iter()
+        .find(|e| e.as_str() == s)
+        .ok_or_else(|| format!("`{s}`: expected off, tie-break or align"))
 }
 
 #[derive(Args)]
@@ -445,7 +455,7 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
     );
     let us = |ns: f64| ns / 1e3;
     let mut all = Vec::new();
-    for s in bench::scenarios(a.racks, a.seed) {
+    for s in bench::scenarios_with(a.racks, a.seed, a.end_time) {
         let m = bench::measure(&s, a.rounds);
         println!(
             "{:<22} {:>8.1}% {:>5}/{:<3} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",

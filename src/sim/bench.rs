@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::latency::{summarize, LatencySummary};
-use crate::config::Policy;
+use crate::config::{EndTime, Policy};
 use crate::model::{ClusterView, Topology};
 use crate::placement::{choose, plan, JobRequest, Placement};
 
@@ -58,10 +58,44 @@ pub struct Scenario {
 
 /// The 0%, 50% and 90% occupancy scenarios on `racks` racks.
 pub fn scenarios(racks: usize, seed: u64) -> Vec<Scenario> {
+    scenarios_with(racks, seed, EndTime::Off)
+}
+
+/// [`scenarios`] with the engine's `end_time` rule: busy trays then carry expected job ends
+/// (up to a day ahead) and every request a 4-hour limit, so the rule has something to read.
+pub fn scenarios_with(racks: usize, seed: u64, end_time: EndTime) -> Vec<Scenario> {
     [0.0, 0.5, 0.9]
         .into_iter()
-        .map(|target| scenario(racks, target, seed))
+        .map(|target| {
+            let mut s = scenario(racks, target, seed);
+            s.topo.policy.end_time = end_time;
+            if end_time != EndTime::Off {
+                with_end_times(&mut s, seed);
+            }
+            s
+        })
         .collect()
+}
+
+fn with_end_times(s: &mut Scenario, seed: u64) {
+    const NOW: u32 = 1_000_000;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xe2d);
+    s.view.now = NOW;
+    s.view.busy_until = s
+        .view
+        .trays
+        .iter()
+        .map(|t| {
+            if t.in_use {
+                NOW + rng.gen_range(60..86_400)
+            } else {
+                0
+            }
+        })
+        .collect();
+    for req in &mut s.requests {
+        req.ends_at = Some(NOW + 4 * 3600);
+    }
 }
 
 pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {

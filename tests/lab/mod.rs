@@ -273,16 +273,26 @@ pub fn rack_in(node: &str, trays: usize) -> usize {
 
 /// Sorted distinct racks of a node list.
 pub fn racks(nodes: &[String]) -> Vec<usize> {
-    let mut r: Vec<usize> = nodes.iter().map(|n| rack_of(n)).collect();
+    racks_in(nodes, TRAYS)
+}
+
+/// Nodes per rack, as (rack, count) sorted by rack.
+pub fn per_rack(nodes: &[String]) -> Vec<(usize, usize)> {
+    per_rack_in(nodes, TRAYS)
+}
+
+/// [`racks`] in a lab of `trays` trays per rack.
+pub fn racks_in(nodes: &[String], trays: usize) -> Vec<usize> {
+    let mut r: Vec<usize> = nodes.iter().map(|n| rack_in(n, trays)).collect();
     r.sort_unstable();
     r.dedup();
     r
 }
 
-/// Nodes per rack, as (rack, count) sorted by rack.
-pub fn per_rack(nodes: &[String]) -> Vec<(usize, usize)> {
-    racks(nodes)
+/// [`per_rack`] in a lab of `trays` trays per rack.
+pub fn per_rack_in(nodes: &[String], trays: usize) -> Vec<(usize, usize)> {
+    racks_in(nodes, trays)
         .into_iter()
-        .map(|r| (r, nodes.iter().filter(|n| rack_of(n) == r).count()))
+        .map(|r| (r, nodes.iter().filter(|n| rack_in(n, trays) == r).count()))
         .collect()
 }
