@@ -24,6 +24,7 @@ fn end_time_align_keeps_racks_that_empty_together() {
     let job = setup(lab);
     assert_eq!(per_rack(&lab.running_nodes(job)), vec![(1, 4)]);
     // With it: rack2.
+    lab.cancel_all();
     lab.restart_with(&[(
         "POLICY",
         "log_decisions = true\nend_time = \"align\"\nend_time_hours_per_tray = 2",

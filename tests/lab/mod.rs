@@ -194,12 +194,17 @@ impl Lab {
         format!("squeue:\n{}", String::from_utf8_lossy(&q.stdout))
     }
 
-    /// Cancels every job, resumes drained trays and waits for an idle cluster.
-    fn reset(&self) {
+    /// Cancels every job and waits until the queue is empty.
+    pub fn cancel_all(&self) {
         let _ = self.sl(&["scancel", "--user=root"]);
         self.wait_for("an empty queue", || {
             self.run(&["squeue", "-h", "-o", "%i"]).trim().is_empty()
         });
+    }
+
+    /// Cancels every job, resumes drained trays and waits for an idle cluster.
+    fn reset(&self) {
+        self.cancel_all();
         let drained = self.run(&["sinfo", "-h", "-N", "-t", "drain,down", "-o", "%N"]);
         for node in drained.lines().map(str::trim).filter(|l| !l.is_empty()) {
             let _ = self.sl(&[
