@@ -4,12 +4,15 @@
 //! Everything except [`ffi`] is safe Rust without Slurm types, so the placement logic can be
 //! tested and benchmarked on its own. `ffi` is the only module with `unsafe`.
 
+pub mod check;
 pub mod config;
 pub mod demand;
+pub mod discover;
 mod ffi;
 pub mod hostlist;
 pub mod metrics;
 pub mod model;
 pub mod placement;
 pub mod sim;
+pub mod status;
 pub mod topoinfo;

@@ -1,6 +1,9 @@
-//! `nvl72`: the placement simulator's command line.
+//! `nvl72`: the placement simulator's command line, and the admin's tools around the plugin.
 //!
 //! ```text
+//! nvl72 status                       # live rack view (Slurm client commands on PATH)
+//! nvl72 check                        # topology.toml against slurm.conf/gres.conf
+//! nvl72 discover --dir smi-outputs/  # topology.toml from NVLink clique ids
 //! nvl72 simulate --workload synthetic --racks 278 --jobs 3000 --load 0.9 --lambda 0.02
 //! nvl72 simulate --workload philly --racks 12 --load 1.2 --json out.json --plot out.svg
 //! nvl72 analytic --k 4,16 --lambda 0,0.05 --racks 278 --seeds 20
@@ -27,11 +30,14 @@ use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
 use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 use topology_nvl72::sim::synthetic::{self, SyntheticSpec};
 
+#[path = "nvl72/admin.rs"]
+mod admin;
+
 #[derive(Parser)]
 #[command(
     name = "nvl72",
     version,
-    about = "Placement simulator for GB200 NVL72 racks: the nvl72 engine vs topology/block vs a naive first fit"
+    about = "topology/nvl72 tools: live rack status, and the placement simulator (the nvl72 engine vs topology/block vs a naive first fit)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,6 +54,15 @@ enum Cmd {
     Bench(BenchArgs),
     /// Average several `simulate --json` reports (e.g. seeds) into one markdown table.
     Summarize(SummarizeArgs),
+    /// Live view of the racks: a character per tray, the largest job that can start now,
+    /// stranded GPUs and jobs waiting for topology.
+    Status(admin::StatusArgs),
+    /// Check topology.toml (or topology.conf) against slurm.conf and gres.conf with the
+    /// plugin's own rules, before `scontrol reconfigure`; exit 1 on errors.
+    Check(admin::CheckArgs),
+    /// Write topology.toml from the NVLink clique ids the nodes report (nvidia-smi -q, or
+    /// node features); exit 1 when something needs an admin's attention.
+    Discover(admin::DiscoverArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -197,11 +212,28 @@ struct SummarizeArgs {
 }
 
 fn main() -> ExitCode {
-    let result = match Cli::parse().cmd {
+    let cmd = Cli::parse().cmd;
+    let code = match &cmd {
+        Cmd::Check(a) => Some(admin::check(a)),
+        Cmd::Discover(a) => Some(admin::discover(a)),
+        _ => None,
+    };
+    if let Some(code) = code {
+        return match code {
+            Ok(code) => ExitCode::from(code as u8),
+            Err(e) => {
+                eprintln!("nvl72: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let result = match cmd {
         Cmd::Simulate(a) => simulate(&a),
         Cmd::Analytic(a) => run_analytic(&a),
         Cmd::Bench(a) => run_bench(&a),
         Cmd::Summarize(a) => summarize(&a),
+        Cmd::Status(a) => admin::status(&a),
+        Cmd::Check(_) | Cmd::Discover(_) => unreachable!("handled above"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,416 @@
+//! `nvl72 status`: what an admin looks at before the logs. One row per rack with a character
+//! per tray, the largest job that can start now (per rack and cluster-wide, plain and with
+//! `--segment` 4/8/16), the free GPUs that no waiting job can use, and the jobs that wait for
+//! topology rather than for trays.
+//!
+//! The figures come from the engine itself ([`crate::placement`]) on the racks of the
+//! plugin's own configuration, so "can start now" means what the plugin would do. The live
+//! state is read with Slurm's client commands ([`gather`]); everything here is plain data.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::demand::Demand;
+use crate::model::{ClusterView, Topology, Tray};
+use crate::placement::{self, JobRequest};
+
+pub mod gather;
+#[cfg(test)]
+mod tests;
+
+/// Segment sizes the "largest job" columns are given for (0: no `--segment`).
+pub const SEGMENTS: [usize; 4] = [0, 4, 8, 16];
+
+/// A tray as Slurm's client commands show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrayState {
+    Free,
+    /// Running these jobs (more than one when trays are shared).
+    Busy(Vec<u32>),
+    /// Drained or draining: kept out by an admin.
+    Drained,
+    /// Down, failed or not responding.
+    Down,
+}
+
+/// A job that waits, with what it asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PendingJob {
+    pub id: u32,
+    pub min_nodes: usize,
+    pub segment: Option<usize>,
+    #[serde(skip)]
+    pub demand: Demand,
+    /// Slurm's pending reason (`Resources`, `Priority`, ...).
+    pub reason: String,
+}
+
+/// The live state: tray states by node name, and the waiting jobs.
+#[derive(Debug, Clone, Default)]
+pub struct Live {
+    pub trays: BTreeMap<String, TrayState>,
+    pub pending: Vec<PendingJob>,
+}
+
+/// One rack's row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RackRow {
+    pub name: String,
+    /// One character per tray: `.` free, a letter per job, `*` shared by several jobs,
+    /// `-` drained, `x` down.
+    pub map: String,
+    pub free: usize,
+    pub allocated: usize,
+    pub unavailable: usize,
+    /// Largest job that can start in this rack now, in trays, for each of [`SEGMENTS`].
+    pub largest: Vec<usize>,
+    /// Free healthy GPUs here that no waiting job can use.
+    pub stranded_gpus: usize,
+}
+
+/// Everything `nvl72 status` shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    pub racks: Vec<RackRow>,
+    pub gpus_per_tray: u32,
+    pub free_trays: usize,
+    pub unavailable_trays: usize,
+    /// Largest job that can start anywhere now, in trays, for each of [`SEGMENTS`] (as the
+    /// plugin would place it: one rack, or the fewest racks under `multi_rack`).
+    pub largest: Vec<usize>,
+    pub stranded_gpus: usize,
+    /// Waiting jobs whose trays are free in total but not in a shape the racks allow.
+    pub waiting_for_topology: Vec<PendingJob>,
+    /// Job letter in the maps -> job id.
+    pub legend: Vec<(char, u32)>,
+}
+
+/// Computes the status of `live` on the racks of `config`.
+pub fn compute(config: &Config, live: &Live) -> Status {
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut all: Vec<&str> = Vec::new();
+    for rack in &config.racks {
+        for node in &rack.nodes {
+            names.insert(node.as_str(), all.len());
+            all.push(node.as_str());
+        }
+    }
+    let (topo, _) = Topology::resolve(config, all.len(), |n| names.get(n).copied());
+    let view = ClusterView {
+        trays: all
+            .iter()
+            .map(|n| match live.trays.get(*n) {
+                Some(TrayState::Free) => Tray::free(topo.full_tray),
+                Some(TrayState::Busy(_)) => Tray {
+                    in_use: true,
+                    ..Tray::default()
+                },
+                _ => Tray {
+                    unavailable: true,
+                    ..Tray::default()
+                },
+            })
+            .collect(),
+        ..ClusterView::default()
+    };
+    let legend = job_letters(live);
+    let usable = usable_racks(&topo, &view, &live.pending);
+    let gpus = config.gpus_per_tray as usize;
+    let racks: Vec<RackRow> = topo
+        .domains
+        .iter()
+        .enumerate()
+        .map(|(d, dom)| {
+            let states: Vec<Option<&TrayState>> =
+                dom.node_names.iter().map(|n| live.trays.get(n)).collect();
+            let free = states
+                .iter()
+                .filter(|s| matches!(s, Some(TrayState::Free)))
+                .count();
+            let allocated = states
+                .iter()
+                .filter(|s| matches!(s, Some(TrayState::Busy(_))))
+                .count();
+            RackRow {
+                name: dom.name.clone(),
+                map: states.iter().map(|s| tray_char(*s, &legend)).collect(),
+                free,
+                allocated,
+                unavailable: dom.nodes.len() - free - allocated,
+                largest: SEGMENTS
+                    .iter()
+                    .map(|&s| free.checked_div(s).map_or(free, |k| k * s))
+                    .collect(),
+                stranded_gpus: if usable[d] { 0 } else { free * gpus },
+            }
+        })
+        .collect();
+    let waiting_for_topology = waiting_for_topology(&topo, &view, &live.pending);
+    Status {
+        free_trays: racks.iter().map(|r| r.free).sum(),
+        unavailable_trays: racks.iter().map(|r| r.unavailable).sum(),
+        stranded_gpus: racks.iter().map(|r| r.stranded_gpus).sum(),
+        largest: SEGMENTS
+            .iter()
+            .map(|&s| largest_job(&topo, &view, s))
+            .collect(),
+        racks,
+        gpus_per_tray: config.gpus_per_tray,
+        waiting_for_topology,
+        legend: legend.into_iter().map(|(id, c)| (c, id)).collect(),
+    }
+}
+
+/// A letter per running job, in job id order: A-Z, then a-z, then `#`.
+fn job_letters(live: &Live) -> BTreeMap<u32, char> {
+    let mut ids: Vec<u32> = live
+        .trays
+        .values()
+        .filter_map(|s| match s {
+            TrayState::Busy(jobs) => Some(jobs.iter().copied()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let letters = ('A'..='Z').chain('a'..='z');
+    ids.into_iter()
+        .zip(letters.map(Some).chain(std::iter::repeat(None)))
+        .map(|(id, c)| (id, c.unwrap_or('#')))
+        .collect()
+}
+
+fn tray_char(state: Option<&TrayState>, legend: &BTreeMap<u32, char>) -> char {
+    match state {
+        Some(TrayState::Free) => '.',
+        Some(TrayState::Busy(jobs)) if jobs.len() == 1 => {
+            legend.get(&jobs[0]).copied().unwrap_or('#')
+        }
+        Some(TrayState::Busy(_)) => '*',
+        Some(TrayState::Drained) => '-',
+        Some(TrayState::Down) | None => 'x',
+    }
+}
+
+/// The request of a waiting job, as the plugin sees it.
+fn request(job: &PendingJob) -> JobRequest {
+    let mut req = match job.segment {
+        Some(s) => JobRequest::segmented(job.min_nodes, s),
+        None => JobRequest::nodes(job.min_nodes),
+    };
+    if job.segment.is_none() {
+        req.max_nodes = usize::MAX / 2;
+        req.demand = job.demand.clone();
+    }
+    req
+}
+
+/// Racks whose free trays some waiting job could use now: a one-rack job whose need fits
+/// them, or any rack of a placement the engine finds for a waiting job.
+fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> Vec<bool> {
+    let mut usable = vec![pending.is_empty(); topo.domains.len()];
+    for job in pending {
+        let req = request(job);
+        if let Ok(plan) = placement::choose(topo, view, &req) {
+            for i in 0..plan.len() {
+                for (d, _) in plan.placement(i).pieces {
+                    usable[d] = true;
+                }
+            }
+        }
+    }
+    usable
+}
+
+/// Waiting jobs for which enough healthy trays are free in total, but the engine finds no
+/// placement: they wait for the racks, not for capacity.
+fn waiting_for_topology(
+    topo: &Topology,
+    view: &ClusterView,
+    pending: &[PendingJob],
+) -> Vec<PendingJob> {
+    let free = view.trays.iter().filter(|t| t.candidate).count();
+    pending
+        .iter()
+        .filter(|job| {
+            let req = request(job);
+            req.trays_needed(topo) <= free && placement::choose(topo, view, &req).is_err()
+        })
+        .cloned()
+        .collect()
+}
+
+/// The largest job (in trays, a multiple of `segment` when given) the engine places now.
+fn largest_job(topo: &Topology, view: &ClusterView, segment: usize) -> usize {
+    let free = view.trays.iter().filter(|t| t.candidate).count();
+    let step = segment.max(1);
+    (1..=free / step)
+        .rev()
+        .map(|k| k * step)
+        .find(|&n| {
+            let req = match segment {
+                0 => JobRequest::nodes(n),
+                s => JobRequest::segmented(n, s),
+            };
+            placement::choose(topo, view, &req).is_ok()
+        })
+        .unwrap_or(0)
+}
+
+/// The table `nvl72 status` prints.
+pub fn render(st: &Status) -> String {
+    let mut out = String::new();
+    let width = st
+        .racks
+        .iter()
+        .map(|r| r.map.len())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    // Wide enough for the last row's "cluster".
+    let name = st
+        .racks
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let _ = writeln!(
+        out,
+        "{:<name$}  {:<width$}  free  unavail  largest job now: -N  seg4  seg8  seg16  stranded GPUs",
+        "rack", "trays"
+    );
+    for r in &st.racks {
+        let _ = writeln!(
+            out,
+            "{:<name$}  {:<width$}  {:>4}  {:>7}  {:>21}  {:>4}  {:>4}  {:>5}  {:>13}",
+            r.name,
+            r.map,
+            r.free,
+            r.unavailable,
+            r.largest[0],
+            r.largest[1],
+            r.largest[2],
+            r.largest[3],
+            r.stranded_gpus
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<name$}  {:<width$}  {:>4}  {:>7}  {:>21}  {:>4}  {:>4}  {:>5}  {:>13}",
+        "cluster",
+        "",
+        st.free_trays,
+        st.unavailable_trays,
+        st.largest[0],
+        st.largest[1],
+        st.largest[2],
+        st.largest[3],
+        st.stranded_gpus
+    );
+    let _ = writeln!(
+        out,
+        "\n. free  - drained  x down  * shared  letters: jobs ({})",
+        st.legend
+            .iter()
+            .map(|(c, id)| format!("{c}={id}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    if st.waiting_for_topology.is_empty() {
+        let _ = writeln!(out, "no job waits for topology");
+    } else {
+        let _ = writeln!(
+            out,
+            "waiting for topology (trays are free, not in one rack):"
+        );
+        for j in &st.waiting_for_topology {
+            let seg = j
+                .segment
+                .map_or(String::new(), |s| format!(" --segment={s}"));
+            let gpus = match j.demand.gpus {
+                0 => String::new(),
+                g => format!(" ({g} GPUs)"),
+            };
+            let _ = writeln!(
+                out,
+                "  JobId={} -N {}{seg}{gpus}  {}",
+                j.id, j.min_nodes, j.reason
+            );
+        }
+    }
+    out
+}
+
+/// The same figures in the text format of node_exporter's textfile collector.
+pub fn prometheus(st: &Status) -> String {
+    let mut out = String::new();
+    let mut metric = |name: &str, help: &str, rows: Vec<(String, usize)>| {
+        let _ = writeln!(out, "# HELP nvl72_{name} {help}\n# TYPE nvl72_{name} gauge");
+        for (labels, v) in rows {
+            let _ = writeln!(out, "nvl72_{name}{labels} {v}");
+        }
+    };
+    let rack = |r: &RackRow| format!("rack=\"{}\"", r.name);
+    metric(
+        "rack_free_trays",
+        "Free healthy trays per rack.",
+        st.racks
+            .iter()
+            .map(|r| (format!("{{{}}}", rack(r)), r.free))
+            .collect(),
+    );
+    metric(
+        "rack_allocated_trays",
+        "Trays running jobs per rack.",
+        st.racks
+            .iter()
+            .map(|r| (format!("{{{}}}", rack(r)), r.allocated))
+            .collect(),
+    );
+    metric(
+        "rack_unavailable_trays",
+        "Drained or down trays per rack.",
+        st.racks
+            .iter()
+            .map(|r| (format!("{{{}}}", rack(r)), r.unavailable))
+            .collect(),
+    );
+    metric(
+        "rack_largest_job_trays",
+        "Largest job that can start in the rack now, by --segment size (0: none).",
+        st.racks
+            .iter()
+            .flat_map(|r| {
+                SEGMENTS
+                    .iter()
+                    .zip(&r.largest)
+                    .map(move |(s, v)| (format!("{{{},segment=\"{s}\"}}", rack(r)), *v))
+            })
+            .collect(),
+    );
+    metric(
+        "largest_job_trays",
+        "Largest job that can start anywhere now, by --segment size (0: none).",
+        SEGMENTS
+            .iter()
+            .zip(&st.largest)
+            .map(|(s, v)| (format!("{{segment=\"{s}\"}}"), *v))
+            .collect(),
+    );
+    metric(
+        "stranded_gpus",
+        "Free healthy GPUs that no waiting job can use.",
+        vec![(String::new(), st.stranded_gpus)],
+    );
+    metric(
+        "jobs_waiting_for_topology",
+        "Waiting jobs whose trays are free in total but not in a shape the racks allow.",
+        vec![(String::new(), st.waiting_for_topology.len())],
+    );
+    out
+}

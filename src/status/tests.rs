@@ -1,0 +1,146 @@
+use super::*;
+use crate::config::RackConfig;
+
+/// Four racks of 18 trays gb001..gb072, like the lab.
+fn config() -> Config {
+    let mut c = Config::default();
+    for r in 0..4 {
+        c.racks.push(RackConfig {
+            name: format!("rack{}", r + 1),
+            nodes: (1..=18).map(|t| format!("gb{:03}", r * 18 + t)).collect(),
+            clique: None,
+            group: None,
+        });
+    }
+    c
+}
+
+/// rack1: job 7 on 10 trays, gb011 drained; rack2: job 8 on 16 trays (2 free); rack3 full
+/// of job 9; rack4: gb055 down, the rest free (17).
+fn live() -> Live {
+    let mut trays = BTreeMap::new();
+    for n in 1..=72 {
+        let state = match n {
+            1..=10 => TrayState::Busy(vec![7]),
+            11 => TrayState::Drained,
+            19..=34 => TrayState::Busy(vec![8]),
+            37..=54 => TrayState::Busy(vec![9]),
+            55 => TrayState::Down,
+            _ => TrayState::Free,
+        };
+        trays.insert(format!("gb{n:03}"), state);
+    }
+    Live {
+        trays,
+        pending: Vec::new(),
+    }
+}
+
+fn pending(id: u32, min_nodes: usize, gpus: u64) -> PendingJob {
+    PendingJob {
+        id,
+        min_nodes,
+        segment: None,
+        demand: Demand {
+            gpus,
+            cpus: 1,
+            trays: 0,
+        },
+        reason: "Resources".into(),
+    }
+}
+
+#[test]
+fn rows_show_each_tray_and_the_largest_job_per_rack() {
+    let st = compute(&config(), &live());
+    let maps: Vec<&str> = st.racks.iter().map(|r| r.map.as_str()).collect();
+    assert_eq!(
+        maps,
+        [
+            "AAAAAAAAAA-.......",
+            "BBBBBBBBBBBBBBBB..",
+            "CCCCCCCCCCCCCCCCCC",
+            "x.................",
+        ]
+    );
+    assert_eq!(st.legend, vec![('A', 7), ('B', 8), ('C', 9)]);
+    let r1 = &st.racks[0];
+    assert_eq!((r1.free, r1.allocated, r1.unavailable), (7, 10, 1));
+    assert_eq!(r1.largest, vec![7, 4, 0, 0]);
+    assert_eq!(st.racks[3].largest, vec![17, 16, 16, 16]);
+    assert_eq!((st.free_trays, st.unavailable_trays), (26, 2));
+    // Cluster-wide as the plugin places it: 17 in one rack; more needs two racks together
+    // (fewest racks): rack4 + rack1 hold 24; with segments, pieces of 4 over the racks.
+    assert_eq!(st.largest[0], 24);
+    assert_eq!(st.largest[1], 20, "segments of 4: 4 in rack1, 16 in rack4");
+    assert_eq!(st.largest[3], 16);
+    // Nobody waits: nothing is stranded.
+    assert_eq!(st.stranded_gpus, 0);
+    assert!(st.waiting_for_topology.is_empty());
+}
+
+#[test]
+fn stranded_gpus_and_jobs_waiting_for_topology() {
+    let mut l = live();
+    // -N 18 waits: 26 trays are free, but no rack is whole; --gpus=12 (3 trays) fits rack1
+    // and rack4, not rack2's 2 free trays.
+    l.pending = vec![pending(20, 18, 0), pending(21, 1, 12)];
+    let st = compute(&config(), &l);
+    assert_eq!(
+        st.waiting_for_topology
+            .iter()
+            .map(|j| j.id)
+            .collect::<Vec<_>>(),
+        vec![20]
+    );
+    // rack2's two free trays (8 GPUs) are usable by no waiting job.
+    assert_eq!(st.racks[1].stranded_gpus, 8);
+    assert_eq!(st.stranded_gpus, 8);
+    let text = render(&st);
+    assert!(text.contains("JobId=20 -N 18  Resources"), "{text}");
+    assert!(text.contains("rack2    BBBBBBBBBBBBBBBB.."), "{text}");
+}
+
+#[test]
+fn prometheus_text_format() {
+    let st = compute(&config(), &live());
+    let text = prometheus(&st);
+    assert!(text.contains("# TYPE nvl72_rack_free_trays gauge\n"));
+    assert!(text.contains("nvl72_rack_free_trays{rack=\"rack4\"} 17\n"));
+    assert!(text.contains("nvl72_rack_largest_job_trays{rack=\"rack1\",segment=\"4\"} 4\n"));
+    assert!(text.contains("nvl72_largest_job_trays{segment=\"0\"} 24\n"));
+    assert!(text.contains("nvl72_stranded_gpus 0\n"));
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (name, value) = line.rsplit_once(' ').unwrap();
+        assert!(name.starts_with("nvl72_"), "{line}");
+        assert!(value.parse::<f64>().is_ok(), "{line}");
+    }
+}
+
+#[test]
+fn parses_sinfo_and_scontrol() {
+    let sinfo = "gb001|allocated\ngb002|mixed\ngb003|idle\ngb004|drained\ngb005|down*\n\
+                 gb006|idle+drain\ngb007|completing\ngb008|draining\n";
+    let jobs =
+        "JobId=5 JobName=wrap JobState=RUNNING Reason=None NodeList=gb[001-002] NumNodes=2\n\
+                JobId=6 JobState=RUNNING NodeList=gb002 NumNodes=1\n\
+                JobId=9 JobState=PENDING Reason=Resources NodeList=(null) NumNodes=1-1 NumCPUs=8 \
+                NumTasks=8 TresPerTask=cpu=1,gres/gpu=1\n\
+                JobId=10 JobState=PENDING Reason=Priority NumNodes=12 NumCPUs=12 Segment=4\n\
+                JobId=11 JobState=COMPLETED NodeList=gb003\n";
+    let l = gather::parse(sinfo, jobs);
+    assert_eq!(l.trays["gb001"], TrayState::Busy(vec![5]));
+    assert_eq!(l.trays["gb002"], TrayState::Busy(vec![5, 6]));
+    assert_eq!(l.trays["gb003"], TrayState::Free);
+    for n in ["gb004", "gb006", "gb008"] {
+        assert_eq!(l.trays[n], TrayState::Drained, "{n}");
+    }
+    assert_eq!(l.trays["gb005"], TrayState::Down);
+    assert_eq!(l.trays["gb007"], TrayState::Busy(vec![]));
+    assert_eq!(l.pending.len(), 2);
+    assert_eq!((l.pending[0].min_nodes, l.pending[0].demand.gpus), (1, 8));
+    assert_eq!(
+        (l.pending[1].min_nodes, l.pending[1].segment),
+        (12, Some(4))
+    );
+}
