@@ -19,6 +19,8 @@
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
 #   PLUGIN [<repo>/target/release/libtopology_nvl72.so]   installed as topology_nvl72.so
+#   PACKAGE []                the topology-nvl72 .deb (scripts/package.sh) to install with dpkg in
+#                             the chroot instead of copying PLUGIN (plugin + /usr/bin/nvl72)
 #   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it;
 #                             "none": no topology.toml (nvl72 then reads topology.conf's BlockName=)
 #   EXTRA_CONF []             text appended to slurm.conf
@@ -47,6 +49,7 @@ NPR=${NPR:-18}
 CPU_NODES=${CPU_NODES:-2}
 TOPO=${TOPO:-nvl72}
 PLUGIN=${PLUGIN:-$LAB_REPO/target/release/libtopology_nvl72.so}
+PACKAGE=${PACKAGE:-}
 TOPOLOGY_TOML=${TOPOLOGY_TOML:-}
 EXTRA_CONF=${EXTRA_CONF:-}
 POLICY=${POLICY:-}
@@ -94,8 +97,9 @@ if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [
 fi
 case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree or none (got '$TOPO')" ;; esac
 if [ "$TOPO" = nvl72 ]; then
-    [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: cargo build --release (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
-    [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
+    [ -z "$PACKAGE" ] || [ -f "$PACKAGE" ] || die "PACKAGE=$PACKAGE does not exist — build it with scripts/package.sh"
+    [ -n "$PACKAGE" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: cargo build --release (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
+    [ -n "$PACKAGE" ] || [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
     if [ -n "$TOPOLOGY_TOML" ] && [ "$TOPOLOGY_TOML" != none ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi
 fi
 if [ -r "$LAB_REPO/slurm-headers/PIN" ]; then
@@ -336,7 +340,24 @@ fi
 for f in "${files[@]}"; do
     cmp -s "$CONF/$f" "$ROOT/etc/slurm/$f" || { install_file "$CONF/$f" "$ROOT/etc/slurm/$f"; changed+=("$f"); }
 done
-if [ "$TOPO" = nvl72 ]; then
+if [ "$TOPO" = nvl72 ] && [ -n "$PACKAGE" ]; then
+    # The package as a site installs it: dpkg in the chroot (its Depends pins the Slurm
+    # release). Reinstalled only when the .deb changed (its checksum is kept in the chroot).
+    sum=$(sha256sum "$PACKAGE" | cut -d' ' -f1)
+    if [ "$(cat "$ROOT/var/lib/nvl72-package.sha256" 2>/dev/null)" != "$sum" ]; then
+        cp "$PACKAGE" "$ROOT/tmp/topology-nvl72.deb"
+        chroot "$ROOT" dpkg -i /tmp/topology-nvl72.deb >"$LAB/dpkg.log" 2>&1 ||
+            die "dpkg -i $(basename "$PACKAGE") failed in the chroot: $(tail -5 "$LAB/dpkg.log")"
+        rm -f "$ROOT/tmp/topology-nvl72.deb"
+        echo "$sum" > "$ROOT/var/lib/nvl72-package.sha256"
+        changed+=("$(basename "$PACKAGE")")
+    fi
+elif [ "$TOPO" = nvl72 ]; then
+    if [ -e "$ROOT/var/lib/nvl72-package.sha256" ]; then
+        # A plain .so replaces the package's: remove the package first so dpkg stays truthful.
+        chroot "$ROOT" dpkg -r topology-nvl72 >"$LAB/dpkg.log" 2>&1 || true
+        rm -f "$ROOT/var/lib/nvl72-package.sha256"
+    fi
     cmp -s "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so" ||
         { install_file "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so"; changed+=("topology_nvl72.so"); }
 fi

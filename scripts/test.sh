@@ -1,6 +1,7 @@
 #!/bin/bash
 # test.sh — the project's test command (README, .ci/run): installs what it needs, builds the
-# plugin, brings up the real Slurm lab with topology/nvl72 loaded, then runs every test:
+# plugin and its Debian package, brings up the real Slurm lab with the package installed and
+# topology/nvl72 loaded, then runs every test:
 # unit and property tests of the core, and the end-to-end tests that submit real jobs to the
 # real slurmctld. Ends with "N passed, N failed". Stops the lab it started (KEEP_LAB=1 keeps it).
 set -euo pipefail
@@ -11,8 +12,9 @@ export LAB=${LAB:-/var/tmp/nvl72-lab}
 
 bash scripts/install-deps.sh
 bash scripts/fetch-slurm-source.sh >/dev/null
-echo "== build"
-cargo build --release --lib
+echo "== build (and the Debian package the lab installs)"
+deb=$(bash scripts/package.sh | tail -1)
+export PACKAGE="$REPO/$deb"
 echo "== lab (fresh logs)"
 # Set before lab-up so that a half-started lab is stopped too.
 if [ "${KEEP_LAB:-0}" != 1 ]; then

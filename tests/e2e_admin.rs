@@ -1,0 +1,215 @@
+//! End-to-end tests of what an admin installs and runs around the plugin: the Debian package
+//! (installed into the lab's chroot with dpkg by scripts/test.sh) and `nvl72 status` against
+//! the running slurmctld.
+
+mod lab;
+
+use lab::Lab;
+use serde_json::Value;
+
+/// The lab runs the package, as a site would install it: dpkg owns the plugin in Debian's
+/// PluginDir, the package pins the exact Slurm release, `nvl72` is on the path, and
+/// slurmctld and slurmd loaded that plugin.
+#[test]
+fn the_debian_package_is_installed_and_its_plugin_loaded() {
+    let deb = std::env::var("PACKAGE").unwrap_or_default();
+    assert!(
+        !deb.is_empty(),
+        "PACKAGE is not set: run the suite with scripts/test.sh, which builds the package \
+         (scripts/package.sh) and installs it in the lab"
+    );
+    let (lab, _g) = Lab::claim();
+    let status = lab.run(&[
+        "dpkg-query",
+        "-W",
+        "-f",
+        "${Status}|${Version}|${Depends}",
+        "topology-nvl72",
+    ]);
+    let pin = std::fs::read_to_string(lab.repo.join("slurm-headers/PIN")).unwrap();
+    let version = pin
+        .lines()
+        .find_map(|l| l.strip_prefix("SLURM_DEBIAN_VERSION="))
+        .unwrap()
+        .trim();
+    assert!(status.starts_with("install ok installed|"), "{status}");
+    assert!(
+        status.contains(&format!("slurm-wlm-basic-plugins (= {version})")),
+        "{status}"
+    );
+    let owner = lab.run(&[
+        "dpkg",
+        "-S",
+        "/usr/lib/x86_64-linux-gnu/slurm-wlm/topology_nvl72.so",
+    ]);
+    assert!(owner.starts_with("topology-nvl72:"), "{owner}");
+    assert!(lab.run(&["nvl72", "--version"]).starts_with("nvl72 "));
+    let load_line = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
+    assert!(!lab.current_run("slurmctld.log", load_line).is_empty());
+    assert!(!lab.current_run("slurmd-gb001.log", load_line).is_empty());
+}
+
+/// `nvl72 status` on the live lab: jobs, a drained tray, a job that waits for topology.
+///
+/// rack1: gb[001-004] busy, gb005 drained, 13 free; rack2: gb[019-030] busy, 6 free; rack3
+/// full; rack4: gb[055-070] busy, 2 free. `-N 18` waits although 21 trays are free: no rack
+/// is whole. Every free GPU is then stranded (no waiting job can use it), and the largest job
+/// that can start is 19 trays over rack1 and rack2.
+#[test]
+fn status_shows_racks_jobs_drained_trays_and_jobs_waiting_for_topology() {
+    let (lab, _g) = Lab::claim();
+    lab.drain("gb005");
+    let a = lab.occupy("gb[001-004]");
+    lab.occupy("gb[019-030]");
+    lab.occupy("gb[037-054]");
+    lab.occupy("gb[055-070]");
+    let waiting = lab.submit(&["-N", "18", "--exclusive"]);
+    lab.assert_stays_pending(waiting);
+    let prom = lab.dir.join("var/jobs/nvl72.prom");
+    let out = lab.run(&[
+        "nvl72",
+        "status",
+        "--json",
+        "--prometheus",
+        prom.to_str().unwrap(),
+    ]);
+    let st: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let rack = |i: usize, k: &str| st["racks"][i][k].clone();
+    assert_eq!(rack(0, "map"), "AAAA-.............", "{out}");
+    assert_eq!(rack(3, "map"), "DDDDDDDDDDDDDDDD..", "{out}");
+    let counts: Vec<(u64, u64)> = (0..4)
+        .map(|i| {
+            (
+                rack(i, "free").as_u64().unwrap(),
+                rack(i, "unavailable").as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(counts, vec![(13, 1), (6, 0), (0, 0), (2, 0)]);
+    assert_eq!(rack(0, "largest"), serde_json::json!([13, 12, 8, 0]));
+    assert_eq!(st["largest"], serde_json::json!([19, 16, 8, 0]), "{out}");
+    assert_eq!(st["stranded_gpus"], 84);
+    assert_eq!(st["waiting_for_topology"][0]["id"], waiting);
+    assert_eq!(st["legend"][0], serde_json::json!(["A", a]));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains("nvl72_rack_free_trays{rack=\"rack1\"} 13\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("nvl72_jobs_waiting_for_topology 1\n"),
+        "{text}"
+    );
+    // The table form an admin reads.
+    let table = lab.run(&["nvl72", "status"]);
+    assert!(table.contains("rack1    AAAA-............."), "{table}");
+    assert!(table.contains(&format!("JobId={waiting} -N 18")), "{table}");
+}
+
+/// `nvl72 check` with the lab's own slurm.conf, gres.conf and topology.toml: clean. Then two
+/// broken copies of topology.toml: a tray in two racks (the plugin's own rule, reported with
+/// the plugin's `file:line: field: message`) and a rack of trays slurm.conf does not define
+/// (a cross-check); both exit with status 1.
+#[test]
+fn check_accepts_the_lab_and_points_at_broken_lines() {
+    let (lab, _g) = Lab::claim();
+    let out = lab.sl(&["nvl72", "check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{stderr}{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains("/etc/slurm/topology.toml: 4 racks, 72 trays: 0 errors"),
+        "{stderr}"
+    );
+    let good = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
+    let broken = |name: &str, text: &str, needle: &str, message: &str| {
+        let path = lab.dir.join("var/jobs").join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = lab.sl(&["nvl72", "check", path.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        let line = text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        let expected = format!("{}:{line}: error: {message}", path.display());
+        assert!(stdout.contains(&expected), "expected {expected}\n{stdout}");
+    };
+    broken(
+        "two-racks.toml",
+        &good.replacen("gb[019-036]", "gb[018-035]", 1),
+        "gb[018-035]",
+        "rack[2].nodes: node gb018 is already in rack rack1",
+    );
+    broken(
+        "unknown.toml",
+        &(good.clone() + "\n[[rack]]\nname = \"rack5\"\nnodes = \"gb[073-074]\"\n"),
+        "gb[073-074]",
+        "rack rack5: gb[073-074] not defined by any NodeName= in slurm.conf",
+    );
+}
+
+/// `nvl72 discover` on the sample `nvidia-smi -q` outputs (36 trays: a rack of 18, and a
+/// rack split into cliques of 10 and 8; three broken trays) writes a topology.toml that
+/// `nvl72 check` accepts against the lab's slurm.conf and that the plugin in slurmctld loads
+/// unchanged: three racks with their clique ids, and `-N 8` fills the 8-tray clique.
+#[test]
+fn discover_writes_racks_from_clique_ids_that_the_plugin_loads() {
+    let (lab, _g) = Lab::claim();
+    let jobs = lab.dir.join("var/jobs");
+    let stream = jobs.join("pdsh-fabric.txt");
+    std::fs::copy(
+        lab.repo.join("tests/fixtures/nvidia-smi/pdsh-fabric.txt"),
+        &stream,
+    )
+    .unwrap();
+    let toml = jobs.join("discovered.toml");
+    let out = lab.sl(&[
+        "nvl72",
+        "discover",
+        "--stream",
+        stream.to_str().unwrap(),
+        "-o",
+        toml.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the broken trays are errors: {stderr}"
+    );
+    assert!(
+        stderr.contains("error: gb005: NVLink fabric not ready"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("3 racks, 36 trays from 36 nodes"),
+        "{stderr}"
+    );
+    let out = lab.sl(&["nvl72", "check", toml.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lab.restart_with(&[("TOPOLOGY_TOML", toml.to_str().unwrap())]);
+    let topo = lab.run(&["scontrol", "show", "topology"]);
+    assert_eq!(topo.matches("RackName=").count(), 3, "{topo}");
+    assert!(
+        topo.contains("RackName=rack3 RackIndex=2 Nodes=gb[029-036] Trays=8"),
+        "{topo}"
+    );
+    assert!(
+        topo.contains("Clique=c41d9e27-8b3a-4f65-a0d2-7e19b5c3f804.2"),
+        "{topo}"
+    );
+    let job = lab.submit(&["-N", "8", "--exclusive"]);
+    let nodes = lab.running_nodes(job);
+    assert_eq!(
+        nodes.first().map(String::as_str),
+        Some("gb029"),
+        "{nodes:?}"
+    );
+    assert_eq!(nodes.last().map(String::as_str), Some("gb036"), "{nodes:?}");
+}
