@@ -1,0 +1,172 @@
+//! Jobs that fit one rack: how many of a rack's trays a job needs (its GPUs, CPUs and task
+//! layout, on what each tray offers it now), and every rack that can hold it, ranked by best
+//! fit on that need, or with `[policy] end_time` also by when the rack would come free.
+
+use super::{Choice, Ctx, Hole, JobRequest, Reject};
+use crate::config::EndTime;
+use crate::model::{Topology, Tray};
+
+impl Ctx<'_> {
+    /// The fewest candidate trays of `h`'s rack that could meet the request: its node
+    /// minimum, or more when its GPUs, CPUs or task layout need more, counted on what each
+    /// tray offers this job now (largest first). None when the rack cannot hold it.
+    fn need(&self, h: &Hole, req: &JobRequest, scratch: &mut Vec<u16>) -> Option<usize> {
+        let base = req.min_nodes.max(req.demand.trays);
+        if base > h.free || base > req.max_nodes {
+            return None;
+        }
+        if !req.demand.binds(req.min_nodes) {
+            return Some(base);
+        }
+        let gpus = self.fewest(h.domain, req.demand.gpus, |t| t.gpus, scratch)?;
+        // Every candidate tray has a CPU, so `base` trays cover up to `base` CPUs.
+        let cpus = if req.demand.cpus <= base as u64 {
+            0
+        } else {
+            self.fewest(h.domain, req.demand.cpus, |t| t.cpus, scratch)?
+        };
+        let need = base.max(gpus).max(cpus);
+        (need <= req.max_nodes).then_some(need)
+    }
+
+    /// The fewest candidate trays of domain `d` whose `amount` adds up to `total`, or None.
+    /// One pass when the trays are alike (the usual case: whole free trays); a sort of at
+    /// most a rack's values only when they differ (shared trays).
+    fn fewest(
+        &self,
+        d: usize,
+        total: u64,
+        amount: impl Fn(&Tray) -> u16,
+        scratch: &mut Vec<u16>,
+    ) -> Option<usize> {
+        if total == 0 {
+            return Some(0);
+        }
+        let (mut sum, mut lo, mut hi) = (0u64, u16::MAX, 0u16);
+        self.topo.for_each_tray(d, self.view, |t| {
+            if t.candidate {
+                let v = amount(&t);
+                sum += u64::from(v);
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        });
+        if sum < total {
+            return None;
+        }
+        if lo == hi {
+            return usize::try_from(total.div_ceil(u64::from(hi))).ok();
+        }
+        scratch.clear();
+        self.topo.for_each_tray(d, self.view, |t| {
+            if t.candidate {
+                scratch.push(amount(&t));
+            }
+        });
+        scratch.sort_unstable_by(|a, b| b.cmp(a));
+        let mut acc = 0u64;
+        scratch
+            .iter()
+            .position(|&v| {
+                acc += u64::from(v);
+                acc >= total
+            })
+            .map(|i| i + 1)
+    }
+
+    /// The `end_time` rule and the job's end, when the policy, the job and the view all
+    /// have what it needs.
+    fn end_time_rule(&self, req: &JobRequest) -> Option<(EndTime, u32)> {
+        let rule = self.topo.policy.end_time;
+        let known = !self.view.busy_until.is_empty();
+        (rule != EndTime::Off && known)
+            .then_some(rule)
+            .zip(req.ends_at)
+    }
+
+    /// How many minutes longer rack `d` stays from becoming whole if a job ending at
+    /// `ends_at` runs there: past the latest expected end of the jobs already on it.
+    fn delay_minutes(&self, d: usize, ends_at: u32) -> u64 {
+        let busy = &self.view.busy_until;
+        let release = match self.topo.node_range(d).and_then(|r| busy.get(r)) {
+            Some(ends) => ends.iter().copied().fold(self.view.now, u32::max),
+            None => self.topo.domains[d]
+                .nodes
+                .iter()
+                .map(|&n| self.view.busy_until(n))
+                .fold(self.view.now, u32::max),
+        };
+        (u64::from(ends_at.saturating_sub(release)) / 60).min(MAX_DELAY_MINUTES)
+    }
+
+    /// The best-fit key with the end-time rule: `tie-break` ranks by leftover, then delay;
+    /// `align` by leftover weighed at `end_time_hours_per_tray` hours per tray plus delay.
+    /// Keep-whole and domain order break the remaining ties, as in [`packed_fit_key`].
+    fn timed_fit_key(&self, h: &Hole, leftover: usize, rule: EndTime, delay: u64) -> u64 {
+        let tail = (u64::from(h.keep_whole(self.topo)) << 32) | h.domain as u64;
+        let leftover = (leftover as u64).min(1023);
+        match rule {
+            EndTime::Align => {
+                let per_tray = u64::from(self.topo.policy.end_time_hours_per_tray) * 60;
+                let cost = (leftover * per_tray + delay).min((1 << 30) - 1);
+                (cost << 33) | tail
+            }
+            _ => (leftover << 53) | (delay << 33) | tail,
+        }
+    }
+}
+
+/// A job that fits one rack: every rack that could hold it, best fit first. A rack holds it
+/// when it has every `-w` node and enough candidate trays for [`Ctx::need`]; best fit is on
+/// the trays left over after that need, so a `--gpus=8` job is ranked as the two trays it
+/// takes, not as the one node Slurm asks for. Every fitting rack is offered (Slurm's own
+/// check of cores, GPUs and memory is the last word), so the job never waits while a rack
+/// could hold it, and it is never spread over racks.
+pub(super) fn plan_one_rack(
+    ctx: &Ctx,
+    holes: &[Hole],
+    req: &JobRequest,
+) -> Result<Vec<Choice>, Reject> {
+    let mut scratch = Vec::new();
+    let timed = ctx.end_time_rule(req);
+    // (packed best-fit key, trays to offer): small items, so ranking every rack of a large
+    // cluster stays cheap.
+    let mut fits: Vec<(u64, u32)> = holes
+        .iter()
+        .filter(|h| h.required == ctx.required.len())
+        .filter_map(|h| {
+            let need = ctx.need(h, req, &mut scratch)?;
+            let take = if req.is_flexible() { h.free } else { need };
+            let key = match timed {
+                Some((rule, ends_at)) => {
+                    ctx.timed_fit_key(h, h.free - need, rule, ctx.delay_minutes(h.domain, ends_at))
+                }
+                None => packed_fit_key(ctx.topo, h, h.free - need),
+            };
+            Some((key, take as u32))
+        })
+        .collect();
+    if fits.is_empty() {
+        let n = req.trays_needed(ctx.topo);
+        return Err(Reject::NotNow(format!(
+            "no rack has room for {n} trays ({})",
+            req.demand
+        )));
+    }
+    fits.sort_unstable_by_key(|&(key, _)| key);
+    Ok(fits
+        .into_iter()
+        .map(|(key, take)| Choice::Rack {
+            domain: (key & u64::from(u32::MAX)) as usize,
+            take: take as usize,
+        })
+        .collect())
+}
+
+/// [`super::fit_key`] in one integer (leftover, then keep-whole, then domain), which sorts the same.
+fn packed_fit_key(topo: &Topology, h: &Hole, leftover: usize) -> u64 {
+    ((leftover as u64) << 33) | (u64::from(h.keep_whole(topo)) << 32) | h.domain as u64
+}
+
+/// Largest delay, in minutes, that the end-time keys tell apart (about two years).
+const MAX_DELAY_MINUTES: u64 = (1 << 20) - 1;
