@@ -133,6 +133,9 @@ struct Ctx<'a> {
     topo: &'a Topology,
     view: &'a ClusterView,
     required: &'a [usize],
+    /// The job is sized by GPUs or CPUs: offer the trays with the most of them first, the
+    /// order in which [`Ctx::need`] counted them.
+    by_capacity: bool,
 }
 
 impl Ctx<'_> {
@@ -166,6 +169,24 @@ impl Ctx<'_> {
     /// [`Ctx::take`], appending to `out`.
     fn take_into(&self, d: usize, k: usize, out: &mut Vec<usize>) {
         let nodes = &self.topo.domains[d].nodes;
+        if self.by_capacity {
+            let mut trays: Vec<usize> = nodes
+                .iter()
+                .copied()
+                .filter(|&n| self.view.tray(n).candidate)
+                .collect();
+            trays.sort_by_key(|&n| {
+                let t = self.view.tray(n);
+                (
+                    !self.required.contains(&n),
+                    Reverse(t.gpus),
+                    Reverse(t.cpus),
+                    !t.in_use,
+                )
+            });
+            out.extend(trays.into_iter().take(k));
+            return;
+        }
         let end = out.len() + k;
         // Three passes over at most a rack's trays beat sorting them: 0 = required,
         // 1 = in use by another job, 2 = idle.
@@ -369,6 +390,7 @@ pub fn choose<'a>(
         topo,
         view,
         required: &req.required,
+        by_capacity: req.segment.is_none() && req.demand.binds(req.min_nodes),
     };
     let holes = ctx.holes();
     let n = req.trays_needed(topo);
@@ -377,10 +399,17 @@ pub fn choose<'a>(
         Some(s) => (plan_segments(&ctx, &holes, req, s)?, true),
         None if one_rack => (plan_one_rack(&ctx, &holes, req)?, !req.is_flexible()),
         None => {
-            let pieces = match topo.policy.multi_rack {
+            let mut pieces = match topo.policy.multi_rack {
                 MultiRack::FewestRacks => plan_fewest_racks(&ctx, &holes, n)?,
                 MultiRack::StartNow => plan_spread(&ctx, &holes, n, 1)?,
             };
+            if req.is_flexible() {
+                // Slurm picks the count: offer every free tray of the chosen racks, so that
+                // trays with fewer GPUs or CPUs left do not make the set fall short.
+                for (d, k) in &mut pieces {
+                    *k = holes[*d].free;
+                }
+            }
             (vec![Choice::Pieces(pieces)], !req.is_flexible())
         }
     };

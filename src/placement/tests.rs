@@ -534,7 +534,7 @@ proptest! {
     ) {
         let policy = Policy { prefer_degraded, ..Policy::default() };
         let topo = Topology::uniform(12, 18, policy);
-        let ctx = Ctx { topo: &topo, view: &view, required: &[] };
+        let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false };
         let holes = ctx.holes();
         let got = best_fit_segments(&ctx, &holes, count, s).ok();
         prop_assert_eq!(got, reference_best_fit(&ctx, &holes, count, s));
@@ -568,10 +568,12 @@ fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
     assert_eq!(alts.len(), 12);
     assert_eq!(domains_of(&topo, &alts[0]), vec![10]);
     // Nothing holds 20 GPUs in one 4-tray rack (16 at most): larger than a rack, the job
-    // follows multi_rack like `-N 5`.
+    // follows multi_rack like `-N 5` (two racks: rack11's 3 free trays and a whole one), and
+    // Slurm picks the trays within those racks.
     let p = &plan(&topo, &view, &JobRequest::gpus(20, 48)).unwrap()[0];
-    assert_eq!(p.nodes.len(), 5);
-    assert_eq!(p.pieces.len(), 2);
+    assert_eq!(p.pieces, vec![(0, 4), (10, 3)]);
+    assert_eq!(p.nodes.len(), 7);
+    assert!(!p.exact);
 }
 
 fn tasks_with_one_gpu_each(n: u32) -> JobRequest {
@@ -611,8 +613,8 @@ fn gpu_demand_counts_what_each_tray_has_left() {
 }
 
 /// A node range whose maximum spans racks, with `-w` nodes in two racks: a multi-rack job
-/// that takes exactly those two racks, the named trays first, and waits rather than adding
-/// a third rack.
+/// on exactly those two racks (Slurm picks the count within their free trays, the named ones
+/// first), and a fixed count waits rather than adding a third rack.
 #[test]
 fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
     let (topo, view) = cluster(4);
@@ -623,8 +625,12 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
         ..JobRequest::nodes(2)
     };
     let p = &plan(&topo, &view, &req).unwrap()[0];
-    assert_eq!(p.pieces, vec![(0, 1), (2, 1)]);
-    assert!(p.nodes.contains(&0) && p.nodes.contains(&40));
+    assert_eq!(p.pieces, vec![(0, 18), (2, 18)]);
+    assert_eq!(
+        (p.nodes[0], p.nodes[18]),
+        (0, 40),
+        "named trays first in each rack"
+    );
     let exact = JobRequest {
         required: vec![0, 40],
         ..JobRequest::nodes(30)
@@ -697,5 +703,32 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
     assert_eq!(
         domains_of(&align, &plan(&align, &unknown, &req).unwrap()[0]),
         vec![0]
+    );
+}
+
+/// `-N 2 --gpus=8` on racks whose first tray is shared with 1 GPU left: the two trays
+/// offered must be whole ones (the order `need` counted), not the shared tray that a plain
+/// `-N 2` would take first to pack shared jobs.
+#[test]
+fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
+    let (topo, mut view) = cluster(2);
+    for r in 0..2 {
+        view.trays[r * 18].in_use = true;
+        view.trays[r * 18].gpus = 1;
+    }
+    let req = JobRequest {
+        demand: Demand {
+            gpus: 8,
+            cpus: 2,
+            trays: 0,
+        },
+        ..JobRequest::nodes(2)
+    };
+    let p = &plan(&topo, &view, &req).unwrap()[0];
+    assert_eq!(p.nodes, vec![1, 2]);
+    // A plain -N 2 still packs onto the shared tray first.
+    assert_eq!(
+        plan(&topo, &view, &JobRequest::nodes(2)).unwrap()[0].nodes,
+        vec![0, 1]
     );
 }
