@@ -15,9 +15,11 @@ use parking_lot::Mutex;
 use super::bindings as b;
 use super::slurm::{self, BitmapRef};
 
-/// The last walk: the stamp it was made at and every node's latest expected end.
+/// The last walk: the job table's stamp then, when the walk ran, and every node's latest
+/// expected end.
 struct Walk {
     stamp: libc::time_t,
+    walked_at: u32,
     until: Vec<u32>,
 }
 
@@ -46,6 +48,10 @@ pub fn now() -> u32 {
 /// Only inside slurmctld's scheduler with the job read lock held (as during eval), so that
 /// no job record changes while the list is walked.
 pub unsafe fn busy_until() -> Option<Vec<u32>> {
+    // slurmstepd defines a `job_list` of its own; only slurmctld's is the job table.
+    if !slurm::running_in_slurmctld() {
+        return None;
+    }
     let list = global(&JOB_LIST, c"job_list") as *const *mut b::list_t;
     let stamp = global(&LAST_JOB_UPDATE, c"last_job_update") as *const libc::time_t;
     if list.is_null() || stamp.is_null() {
@@ -58,11 +64,13 @@ pub unsafe fn busy_until() -> Option<Vec<u32>> {
         return None;
     }
     let nodes = slurm::node_count();
+    let now = now();
     let mut last = LAST.lock();
-    if let Some(walk) = last
-        .as_ref()
-        .filter(|w| w.stamp == stamp && w.until.len() == nodes)
-    {
+    // `last_job_update` has one-second resolution: a walk is reused only if it ran after the
+    // second of the last update, so jobs started later in that same second are not missed.
+    let fresh =
+        |w: &&Walk| w.stamp == stamp && i64::from(w.walked_at) > stamp && w.until.len() == nodes;
+    if let Some(walk) = last.as_ref().filter(fresh) {
         return Some(walk.until.clone());
     }
     let mut until = vec![0u32; nodes];
@@ -77,6 +85,7 @@ pub unsafe fn busy_until() -> Option<Vec<u32>> {
     }
     *last = Some(Walk {
         stamp,
+        walked_at: now,
         until: until.clone(),
     });
     Some(until)
@@ -87,9 +96,8 @@ pub unsafe fn busy_until() -> Option<Vec<u32>> {
 /// # Safety
 /// `job` is a `job_record_t` of job_list, `arg` the `Vec<u32>` of [`busy_until`].
 unsafe extern "C" fn mark(job: *mut c_void, arg: *mut c_void) -> c_int {
-    // A panic must not unwind into Slurm's list code; nothing here allocates or indexes
-    // unchecked, but keep the guard anyway.
-    let _ = std::panic::catch_unwind(|| {
+    // A panic must not unwind into Slurm's list code.
+    let walked = std::panic::catch_unwind(|| {
         // SAFETY: per the function contract.
         let (job, until) = unsafe {
             (
@@ -110,6 +118,9 @@ unsafe extern "C" fn mark(job: *mut c_void, arg: *mut c_void) -> c_int {
             }
         }
     });
+    if walked.is_err() {
+        log::error!("reading a job's end time panicked; end_time ignores that job");
+    }
     0
 }
 

@@ -6,11 +6,12 @@
 //! 2. `common_topo_choose_nodes` (Slurm's helper, as in every topology plugin) drops nodes
 //!    without usable CPUs and calls back into [`eval_in_racks`], possibly several times.
 //! 3. The callback builds a view of the racks from `node_map` and the node table, asks
-//!    [`crate::placement::plan`] for ranked node sets, and for each one narrows `node_map` to
+//!    [`crate::placement::choose`] for ranked node sets, and for each one narrows `node_map` to
 //!    it and runs Slurm's generic `eval_nodes`, which charges cores and GRES. The first set
 //!    Slurm accepts wins; otherwise the maps are restored and the next set is tried.
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::bindings as b;
@@ -29,11 +30,19 @@ pub extern "C" fn topology_p_eval_nodes(te: *mut b::topology_eval_t) -> c_int {
         if te.is_null() {
             return slurm::ERROR;
         }
+        EVAL.fetch_add(1, Ordering::Relaxed);
         // SAFETY: slurmctld passes a fully initialised topology_eval_t whose job, details and
         // bitmaps stay valid for this call (it holds the job and node locks).
         unsafe { eval_nodes(te) }
     })
 }
+
+/// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
+/// engine found no room. Within one call Slurm's retries only ever offer fewer trays (and no
+/// more GPUs or CPUs per tray), so a job that cannot be placed in the first callback cannot be
+/// in the later ones either: they return at once instead of redoing the work under the locks.
+static EVAL: AtomicU64 = AtomicU64::new(0);
+static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// # Safety
 /// `te` must be a valid topology_eval_t as passed by cons_tres.
@@ -195,6 +204,9 @@ unsafe extern "C" fn eval_in_racks(te: *mut b::topology_eval_t) -> c_int {
 /// # Safety
 /// `te` must be the valid topology_eval_t of the current eval.
 unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
+    if NOT_NOW.load(Ordering::Relaxed) == EVAL.load(Ordering::Relaxed) {
+        return slurm::ERROR; // no room in this evaluation already (see NOT_NOW)
+    }
     // SAFETY: see the function contract; every pointer below comes from `te`.
     unsafe {
         let Some(node_map) = BitmapRef::new((*te).node_map) else {
@@ -217,6 +229,7 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
                 return slurm::TOPO_UNAVAILABLE;
             }
             Err(Reject::NotNow(why)) => {
+                NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
                 if log::log_enabled!(log::Level::Debug) {
                     log::debug!("JobId={job_id}: waits, {why}; demand {}", shape.explain());
                 }
