@@ -72,7 +72,7 @@ impl JobShape {
         let gpus = if self.gpus_per_job > 0 {
             self.gpus_per_job
         } else {
-            self.gpus_per_task * tasks
+            self.gpus_per_task.saturating_mul(tasks)
         };
         Demand {
             gpus,
@@ -134,7 +134,7 @@ pub fn gpus_in_tres(tres: &str) -> u64 {
                 last.parse().unwrap_or(1)
             }
         })
-        .sum()
+        .fold(0u64, u64::saturating_add)
 }
 
 #[cfg(test)]

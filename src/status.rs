@@ -30,6 +30,8 @@ pub enum TrayState {
     Free,
     /// Running these jobs (more than one when trays are shared).
     Busy(Vec<u32>),
+    /// Idle but held for a waiting job (backfill's `planned`) or by a reservation.
+    Held,
     /// Drained or draining: kept out by an admin.
     Drained,
     /// Down, failed or not responding.
@@ -60,7 +62,7 @@ pub struct Live {
 pub struct RackRow {
     pub name: String,
     /// One character per tray: `.` free, a letter per job, `*` shared by several jobs,
-    /// `-` drained, `x` down.
+    /// `r` held (planned for a waiting job, or reserved), `-` drained, `x` down.
     pub map: String,
     pub free: usize,
     pub allocated: usize,
@@ -104,7 +106,7 @@ pub fn compute(config: &Config, live: &Live) -> Status {
             .iter()
             .map(|n| match live.trays.get(*n) {
                 Some(TrayState::Free) => Tray::free(topo.full_tray),
-                Some(TrayState::Busy(_)) => Tray {
+                Some(TrayState::Busy(_) | TrayState::Held) => Tray {
                     in_use: true,
                     ..Tray::default()
                 },
@@ -132,7 +134,7 @@ pub fn compute(config: &Config, live: &Live) -> Status {
                 .count();
             let allocated = states
                 .iter()
-                .filter(|s| matches!(s, Some(TrayState::Busy(_))))
+                .filter(|s| matches!(s, Some(TrayState::Busy(_) | TrayState::Held)))
                 .count();
             RackRow {
                 name: dom.name.clone(),
@@ -191,6 +193,7 @@ fn tray_char(state: Option<&TrayState>, legend: &BTreeMap<u32, char>) -> char {
             legend.get(&jobs[0]).copied().unwrap_or('#')
         }
         Some(TrayState::Busy(_)) => '*',
+        Some(TrayState::Held) => 'r',
         Some(TrayState::Drained) => '-',
         Some(TrayState::Down) | None => 'x',
     }
@@ -209,11 +212,21 @@ fn request(job: &PendingJob) -> JobRequest {
     req
 }
 
+/// Jobs that wait for trays (or behind higher-priority jobs that do), not for a dependency,
+/// a hold, a start time or a limit: only they can use free trays now.
+fn waits_for_trays(job: &PendingJob) -> bool {
+    matches!(
+        job.reason.as_str(),
+        "Resources" | "Priority" | "None" | "" | "No_suitable_topology_unit_found"
+    )
+}
+
 /// Racks whose free trays some waiting job could use now: a one-rack job whose need fits
 /// them, or any rack of a placement the engine finds for a waiting job.
 fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> Vec<bool> {
-    let mut usable = vec![pending.is_empty(); topo.domains.len()];
-    for job in pending {
+    let waiting: Vec<&PendingJob> = pending.iter().filter(|j| waits_for_trays(j)).collect();
+    let mut usable = vec![waiting.is_empty(); topo.domains.len()];
+    for job in waiting {
         let req = request(job);
         if let Ok(plan) = placement::choose(topo, view, &req) {
             for i in 0..plan.len() {
@@ -236,6 +249,7 @@ fn waiting_for_topology(
     let free = view.trays.iter().filter(|t| t.candidate).count();
     pending
         .iter()
+        .filter(|job| waits_for_trays(job))
         .filter(|job| {
             let req = request(job);
             req.trays_needed(topo) <= free && placement::choose(topo, view, &req).is_err()
@@ -314,7 +328,7 @@ pub fn render(st: &Status) -> String {
     );
     let _ = writeln!(
         out,
-        "\n. free  - drained  x down  * shared  letters: jobs ({})",
+        "\n. free  r held  - drained  x down  * shared  letters: jobs ({})",
         st.legend
             .iter()
             .map(|(c, id)| format!("{c}={id}"))

@@ -87,6 +87,8 @@ fn pending_job(id: u32, fields: &BTreeMap<String, String>) -> PendingJob {
 }
 
 /// `Key=Value` pairs of one `scontrol -o` line (values without spaces; the rest is ignored).
+/// Slurm 24.11 does not print a job's `--segment` there, so waiting segmented jobs are judged
+/// by their node count.
 fn fields(line: &str) -> BTreeMap<String, String> {
     line.split_whitespace()
         .filter_map(|kv| kv.split_once('='))
@@ -105,6 +107,8 @@ fn tray_state(state: &str) -> TrayState {
         TrayState::Free
     } else if s.starts_with("alloc") || s.starts_with("mix") || s.starts_with("comp") {
         TrayState::Busy(Vec::new())
+    } else if s.starts_with("planned") || s.starts_with("reserved") || s.starts_with("blocked") {
+        TrayState::Held
     } else {
         TrayState::Down
     }

@@ -85,6 +85,12 @@ fn stranded_gpus_and_jobs_waiting_for_topology() {
     // -N 18 waits: 26 trays are free, but no rack is whole; --gpus=12 (3 trays) fits rack1
     // and rack4, not rack2's 2 free trays.
     l.pending = vec![pending(20, 18, 0), pending(21, 1, 12)];
+    // A job held back by a dependency uses no trays now: it neither makes rack2 usable nor
+    // waits for topology.
+    l.pending.push(PendingJob {
+        reason: "Dependency".into(),
+        ..pending(22, 2, 0)
+    });
     let st = compute(&config(), &l);
     assert_eq!(
         st.waiting_for_topology
@@ -120,7 +126,8 @@ fn prometheus_text_format() {
 #[test]
 fn parses_sinfo_and_scontrol() {
     let sinfo = "gb001|allocated\ngb002|mixed\ngb003|idle\ngb004|drained\ngb005|down*\n\
-                 gb006|idle+drain\ngb007|completing\ngb008|draining\n";
+                 gb006|idle+drain\ngb007|completing\ngb008|draining\ngb009|planned\n\
+                 gb010|reserved\n";
     let jobs =
         "JobId=5 JobName=wrap JobState=RUNNING Reason=None NodeList=gb[001-002] NumNodes=2\n\
                 JobId=6 JobState=RUNNING NodeList=gb002 NumNodes=1\n\
@@ -137,6 +144,8 @@ fn parses_sinfo_and_scontrol() {
     }
     assert_eq!(l.trays["gb005"], TrayState::Down);
     assert_eq!(l.trays["gb007"], TrayState::Busy(vec![]));
+    assert_eq!(l.trays["gb009"], TrayState::Held);
+    assert_eq!(l.trays["gb010"], TrayState::Held);
     assert_eq!(l.pending.len(), 2);
     assert_eq!((l.pending[0].min_nodes, l.pending[0].demand.gpus), (1, 8));
     assert_eq!(
