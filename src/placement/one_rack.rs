@@ -4,7 +4,7 @@
 
 use super::{Choice, Ctx, Hole, JobRequest, Reject};
 use crate::config::EndTime;
-use crate::model::{Topology, Tray};
+use crate::model::Tray;
 
 impl Ctx<'_> {
     /// The fewest candidate trays of `h`'s rack that could meet the request: its node
@@ -99,12 +99,14 @@ impl Ctx<'_> {
         (u64::from(ends_at.saturating_sub(release)) / 60).min(MAX_DELAY_MINUTES)
     }
 
-    /// The best-fit key with the end-time rule: `tie-break` ranks by leftover, then delay;
+    /// [`super::fit_key`] in one integer that sorts the same, with the end-time rule's
+    /// `delay` (minutes): `off` and `tie-break` rank by leftover, then delay (0 when off);
     /// `align` by leftover weighed at `end_time_hours_per_tray` hours per tray plus delay.
-    /// Keep-whole and domain order break the remaining ties, as in [`packed_fit_key`].
-    fn timed_fit_key(&self, h: &Hole, leftover: usize, rule: EndTime, delay: u64) -> u64 {
+    /// Keep-whole and domain order break the remaining ties.
+    fn ranking_key(&self, h: &Hole, leftover: usize, rule: EndTime, delay: u64) -> u64 {
         let tail = (u64::from(h.keep_whole(self.topo)) << 32) | h.domain as u64;
-        let leftover = (leftover as u64).min(1023);
+        // Bits 53-63: at most 2047, above any rack (MAX_TRAYS_PER_RACK).
+        let leftover = (leftover as u64).min(2047);
         match rule {
             EndTime::Align => {
                 let per_tray = u64::from(self.topo.policy.end_time_hours_per_tray) * 60;
@@ -137,12 +139,11 @@ pub(super) fn plan_one_rack(
         .filter_map(|h| {
             let need = ctx.need(h, req, &mut scratch)?;
             let take = if req.is_flexible() { h.free } else { need };
-            let key = match timed {
-                Some((rule, ends_at)) => {
-                    ctx.timed_fit_key(h, h.free - need, rule, ctx.delay_minutes(h.domain, ends_at))
-                }
-                None => packed_fit_key(ctx.topo, h, h.free - need),
+            let (rule, delay) = match timed {
+                Some((rule, ends_at)) => (rule, ctx.delay_minutes(h.domain, ends_at)),
+                None => (EndTime::Off, 0),
             };
+            let key = ctx.ranking_key(h, h.free - need, rule, delay);
             Some((key, take as u32))
         })
         .collect();
@@ -161,11 +162,6 @@ pub(super) fn plan_one_rack(
             take: take as usize,
         })
         .collect())
-}
-
-/// [`super::fit_key`] in one integer (leftover, then keep-whole, then domain), which sorts the same.
-fn packed_fit_key(topo: &Topology, h: &Hole, leftover: usize) -> u64 {
-    ((leftover as u64) << 33) | (u64::from(h.keep_whole(topo)) << 32) | h.domain as u64
 }
 
 /// Largest delay, in minutes, that the end-time keys tell apart (about two years).
