@@ -81,6 +81,19 @@ impl JobShape {
         }
     }
 
+    /// The node maximum Slurm's selection works with: `common_topo_choose_nodes` lowers it to
+    /// the task count (without `--ntasks-per-node`) before any callback runs. Applying the
+    /// same cap when the request is first read keeps the submission-time check and the
+    /// callbacks in agreement (e.g. `-n 8 --gpus=8 -w` nodes in two racks fits one rack).
+    pub fn max_nodes(&self, min_nodes: usize, max_nodes: usize) -> usize {
+        let tasks = self.num_tasks as usize;
+        if tasks > 0 && self.ntasks_per_node == 0 && max_nodes > tasks {
+            tasks.max(min_nodes)
+        } else {
+            max_nodes
+        }
+    }
+
     fn task_trays(&self) -> usize {
         match (self.num_tasks, self.ntasks_per_node) {
             (t, p) if t > 0 && p > 0 => t.div_ceil(p) as usize,
@@ -194,6 +207,20 @@ mod tests {
         };
         assert!(!shape.demand().binds(4));
         assert_eq!(JobShape::default().explain(), "node count only");
+    }
+
+    #[test]
+    fn node_maximum_is_capped_at_the_tasks_like_slurm() {
+        let shape = |num_tasks, ntasks_per_node| JobShape {
+            num_tasks,
+            ntasks_per_node,
+            ..JobShape::default()
+        };
+        assert_eq!(shape(8, 0).max_nodes(1, 500_000), 8);
+        assert_eq!(shape(8, 0).max_nodes(10, 500_000), 10);
+        assert_eq!(shape(8, 4).max_nodes(2, 500_000), 500_000);
+        assert_eq!(shape(0, 0).max_nodes(1, 500_000), 500_000);
+        assert_eq!(shape(8, 0).max_nodes(2, 4), 4);
     }
 
     #[test]

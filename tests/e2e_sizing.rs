@@ -212,3 +212,24 @@ fn gpu_count_jobs_larger_than_a_rack_take_the_tightest_racks() {
     assert_eq!(nodes.len(), 20, "{nodes:?}");
     assert_eq!(per_rack(&nodes), vec![(2, 16), (4, 4)], "{nodes:?}");
 }
+
+/// `-n 8 --gpus=8 -w gb001,gb040`: two trays hold the job, but the named ones lie in two
+/// racks. Like `-N 2 -w gb001,gb040` it is refused at submission; before the node maximum
+/// was capped at the task count as Slurm caps it, the check passed at submission and Slurm
+/// then ran the job on gb[001,040], across racks (as stock Slurm does).
+#[test]
+fn task_sized_jobs_with_named_trays_in_two_racks_are_refused() {
+    let (lab, _g) = Lab::claim();
+    let err = lab
+        .sbatch(
+            &["-n", "8", "--gpus=8", "--exclusive", "-w", "gb001,gb040"],
+            "true",
+        )
+        .expect_err("must be refused");
+    assert!(
+        err.contains("Requested topology configuration is not available"),
+        "{err}"
+    );
+    let job = lab.submit(&["-n", "8", "--gpus=8", "--exclusive", "-w", "gb001,gb002"]);
+    assert_eq!(per_rack(&lab.running_nodes(job)), vec![(1, 2)]);
+}

@@ -120,7 +120,7 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
         let min = (*te).min_nodes.max(1) as usize;
         let req = JobRequest {
             min_nodes: min,
-            max_nodes: ((*te).max_nodes as usize).max(min),
+            max_nodes: shape.max_nodes(min, ((*te).max_nodes as usize).max(min)),
             segment: (segment != 0 && u32::from(segment) != b::NO_VAL16)
                 .then_some(segment as usize),
             required,
