@@ -5,6 +5,7 @@
 //! own selection code, which charges cores and GRES exactly as for any other topology plugin.
 //! For that reason [`plan`] returns ranked alternatives: if Slurm cannot fit the job's cores or
 //! GPUs on the first set, the plugin tries the next.
+#![forbid(unsafe_code)]
 
 use std::cmp::Reverse;
 use std::fmt;
@@ -133,9 +134,12 @@ struct Ctx<'a> {
     topo: &'a Topology,
     view: &'a ClusterView,
     required: &'a [usize],
-    /// The job is sized by GPUs or CPUs: offer the trays with the most of them first, the
+    /// The job is sized by GPUs or CPUs: offer the trays with the most of them first (GPUs,
+    /// then CPUs; CPUs first for a job without GPUs), the
     /// order in which [`Ctx::need`] counted them.
     by_capacity: bool,
+    /// Sized by CPUs alone (no GPUs asked for): most CPUs first, then most GPUs.
+    by_cpus: bool,
 }
 
 impl Ctx<'_> {
@@ -177,12 +181,12 @@ impl Ctx<'_> {
                 .collect();
             trays.sort_by_key(|&n| {
                 let t = self.view.tray(n);
-                (
-                    !self.required.contains(&n),
-                    Reverse(t.gpus),
-                    Reverse(t.cpus),
-                    !t.in_use,
-                )
+                let most = if self.by_cpus {
+                    (t.cpus, t.gpus)
+                } else {
+                    (t.gpus, t.cpus)
+                };
+                (!self.required.contains(&n), Reverse(most), !t.in_use)
             });
             out.extend(trays.into_iter().take(k));
             return;
@@ -241,7 +245,8 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
     if let Some(&n) = req.required.iter().find(|&&n| !topo.in_any_domain(n)) {
         return never(format!("required node {n} belongs to no rack"));
     }
-    let req_domains = required_domains(topo, req);
+    let named = required_domain_list(topo, req);
+    let req_domains = named.len();
     let n = req.trays_needed(topo);
     match req.segment {
         Some(s) if s == 0 || s > max_domain => never(format!(
@@ -271,13 +276,18 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
                 Ok(())
             }
         }
-        None if n > max_domain => fits_some_racks(topo, n),
+        None if n > max_domain => fits_some_racks(topo, n, &named),
         None => Ok(()),
     }
 }
 
 /// How many racks hold the request's `-w` nodes.
 fn required_domains(topo: &Topology, req: &JobRequest) -> usize {
+    required_domain_list(topo, req).len()
+}
+
+/// The racks holding the request's `-w` nodes, sorted, each once.
+fn required_domain_list(topo: &Topology, req: &JobRequest) -> Vec<usize> {
     let mut d: Vec<usize> = req
         .required
         .iter()
@@ -285,25 +295,37 @@ fn required_domains(topo: &Topology, req: &JobRequest) -> usize {
         .collect();
     d.sort_unstable();
     d.dedup();
-    d.len()
+    d
 }
 
 /// A job larger than a rack: it must fit all racks together, and with
-/// `multi_rack = "fewest-racks"` the `ceil(n / largest rack)` largest ones.
-fn fits_some_racks(topo: &Topology, n: usize) -> Result<(), Reject> {
-    let mut sizes: Vec<usize> = topo.domains.iter().map(|d| d.nodes.len()).collect();
-    sizes.sort_unstable_by(|a, b| b.cmp(a));
-    let total: usize = sizes.iter().sum();
+/// `multi_rack = "fewest-racks"` the racks it may get: the racks of its `-w` nodes (`named`)
+/// plus the largest others, `max(ceil(n / largest rack), named racks)` racks in all (the
+/// rule of `with_required_racks`).
+fn fits_some_racks(topo: &Topology, n: usize, named: &[usize]) -> Result<(), Reject> {
+    let size = |d: usize| topo.domains[d].nodes.len();
+    let total: usize = (0..topo.domains.len()).map(size).sum();
     if n > total {
         return Err(Reject::Never(format!(
             "{n} nodes but the racks hold {total}"
         )));
     }
-    let k = n.div_ceil(topo.max_domain_size());
-    let largest: usize = sizes.iter().take(k).sum();
+    let k = n.div_ceil(topo.max_domain_size()).max(named.len());
+    let mut others: Vec<usize> = (0..topo.domains.len())
+        .filter(|d| !named.contains(d))
+        .map(size)
+        .collect();
+    others.sort_unstable_by(|a, b| b.cmp(a));
+    let largest: usize = named.iter().map(|&d| size(d)).sum::<usize>()
+        + others.iter().take(k - named.len()).sum::<usize>();
     if topo.policy.multi_rack == MultiRack::FewestRacks && largest < n {
+        let with = if named.is_empty() {
+            ""
+        } else {
+            " holding the -w nodes"
+        };
         return Err(Reject::Never(format!(
-            "{n} nodes do not fit the {k} largest racks ({largest} trays; multi_rack = \"fewest-racks\")"
+            "{n} nodes do not fit the {k} largest racks{with} ({largest} trays; multi_rack = \"fewest-racks\")"
         )));
     }
     Ok(())
@@ -391,6 +413,7 @@ pub fn choose<'a>(
         view,
         required: &req.required,
         by_capacity: req.segment.is_none() && req.demand.binds(req.min_nodes),
+        by_cpus: req.demand.gpus == 0,
     };
     let holes = ctx.holes();
     let n = req.trays_needed(topo);
@@ -675,5 +698,7 @@ fn best_fit_segments(
 
 mod fewest_racks;
 mod one_rack;
+#[doc(hidden)]
+pub mod reference;
 #[cfg(test)]
 mod tests;

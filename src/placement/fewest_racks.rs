@@ -182,19 +182,7 @@ mod tests {
             let free: Vec<usize> = (0..racks).map(|_| rng.gen_range(0..=18)).collect();
             let n: usize = rng.gen_range(19..=(racks * 18).min(72));
             let k = n.div_ceil(18);
-            let mut best: Option<usize> = None;
-            for mask in 0u32..(1 << racks) {
-                if mask.count_ones() as usize != k {
-                    continue;
-                }
-                let total: usize = (0..racks)
-                    .filter(|r| mask >> r & 1 == 1)
-                    .map(|r| free[r])
-                    .sum();
-                if total >= n && best.map_or(true, |b| total < b) {
-                    best = Some(total);
-                }
-            }
+            let best = crate::placement::reference::fewest_racks_min_free(&free, n, 18);
             let got = set(&free, n);
             assert_eq!(
                 got.as_ref()

@@ -534,7 +534,7 @@ proptest! {
     ) {
         let policy = Policy { prefer_degraded, ..Policy::default() };
         let topo = Topology::uniform(12, 18, policy);
-        let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false };
+        let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false, by_cpus: false };
         let holes = ctx.holes();
         let got = best_fit_segments(&ctx, &holes, count, s).ok();
         prop_assert_eq!(got, reference_best_fit(&ctx, &holes, count, s));
@@ -731,4 +731,189 @@ fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
         plan(&topo, &view, &JobRequest::nodes(2)).unwrap()[0].nodes,
         vec![0, 1]
     );
+}
+
+/// Racks of the given sizes, node indices consecutive.
+fn racks_of(sizes: &[usize], policy: Policy) -> Topology {
+    let mut config = crate::config::Config {
+        policy,
+        ..crate::config::Config::default()
+    };
+    let mut next = 0;
+    for (r, &trays) in sizes.iter().enumerate() {
+        config.racks.push(crate::config::RackConfig {
+            name: format!("rack{}", r + 1),
+            nodes: (next..next + trays).map(|t| format!("n{t}")).collect(),
+            clique: None,
+            group: None,
+        });
+        next += trays;
+    }
+    Topology::resolve(&config, next, |n| n[1..].parse().ok()).0
+}
+
+/// Fuzz finding (placement): with `-w` nodes in more racks than `ceil(n / largest rack)`,
+/// fewest-racks may use every named rack, so the submission check must count those racks,
+/// not only the `ceil(n / largest rack)` largest. And when the named racks are small, the
+/// largest racks alone must not make a job look runnable that could only ever wait.
+#[test]
+fn never_runnable_check_counts_the_racks_named_by_required_nodes() {
+    // Racks of 3, 1 and 2 trays; -w a node in each: 6 nodes fit exactly those three racks.
+    let topo = racks_of(&[3, 1, 2], Policy::default());
+    let view = ClusterView::all_free(6);
+    let req = JobRequest {
+        min_nodes: 6,
+        max_nodes: 30,
+        required: vec![2, 3, 4],
+        ..JobRequest::nodes(6)
+    };
+    assert_eq!(validate(&topo, &req), Ok(()));
+    assert_eq!(plan(&topo, &view, &req).unwrap()[0].nodes.len(), 6);
+    reference::check_plan(&topo, &view, &req).unwrap();
+    // Racks of 6, 6 and 2 trays, -w in the small one: 8 nodes fit it plus one large rack,
+    // 9 never fit two racks that include it.
+    let topo = racks_of(&[6, 6, 2], Policy::default());
+    let view = ClusterView::all_free(14);
+    for (n, runnable) in [(8, true), (9, false)] {
+        let req = JobRequest {
+            required: vec![12],
+            ..JobRequest::nodes(n)
+        };
+        assert_eq!(validate(&topo, &req).is_ok(), runnable, "{n} nodes");
+        reference::check_plan(&topo, &view, &req).unwrap();
+    }
+}
+
+/// Fuzz finding (placement): a job sized by CPUs alone (`-N 1 -c 2`) was offered the tray
+/// with the most GPUs (1 GPU, 1 CPU) although `need` had counted the 2-CPU tray, so Slurm
+/// refused the rack that could hold the job. Without GPUs the most CPUs come first.
+#[test]
+fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
+    let topo = Topology::uniform(1, 3, Policy::default());
+    let mut view = ClusterView::all_free(3);
+    view.trays[0] = crate::model::Tray {
+        candidate: true,
+        in_use: true,
+        gpus: 1,
+        cpus: 1,
+        ..Default::default()
+    };
+    view.trays[1] = crate::model::Tray {
+        unavailable: true,
+        ..Default::default()
+    };
+    view.trays[2] = crate::model::Tray {
+        candidate: true,
+        in_use: true,
+        gpus: 0,
+        cpus: 2,
+        ..Default::default()
+    };
+    let req = JobRequest {
+        demand: Demand {
+            gpus: 0,
+            cpus: 2,
+            trays: 0,
+        },
+        ..JobRequest::nodes(1)
+    };
+    assert_eq!(plan(&topo, &view, &req).unwrap()[0].nodes, vec![2]);
+    reference::check_plan(&topo, &view, &req).unwrap();
+}
+
+/// Small clusters with racks of different sizes, shared trays, groups and every request
+/// form: every plan passes [`reference::check_plan`] (the invariants and the brute-force
+/// reference the `placement` fuzz target checks too).
+fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)> {
+    let racks = proptest::collection::vec((0usize..=6, 0usize..3), 1..=5);
+    let policy = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        |(consolidate, start_now, prefer_degraded, prefer_same_group)| Policy {
+            segment_placement: if consolidate {
+                SegmentPlacement::Consolidate
+            } else {
+                SegmentPlacement::BestFit
+            },
+            multi_rack: if start_now {
+                MultiRack::StartNow
+            } else {
+                MultiRack::FewestRacks
+            },
+            prefer_degraded,
+            prefer_same_group,
+            ..Policy::default()
+        },
+    );
+    let request = (
+        1usize..=30,
+        0usize..=10,
+        prop_oneof![Just(None), (1usize..=7).prop_map(Some)],
+        proptest::collection::vec(0usize..40, 0..3),
+        (0u64..=24, 0u64..=40, 0usize..=6),
+    );
+    (
+        racks,
+        policy,
+        proptest::collection::vec((0u8..4, 0u16..=4, 1u16..=8), 40),
+        request,
+    )
+        .prop_map(
+            |(racks, policy, trays, (min, extra, segment, picks, (g, c, t)))| {
+                let mut config = crate::config::Config {
+                    policy,
+                    ..crate::config::Config::default()
+                };
+                let mut next = 0;
+                for (r, &(size, group)) in racks.iter().enumerate() {
+                    config.racks.push(crate::config::RackConfig {
+                        name: format!("rack{r}"),
+                        nodes: (next..next + size).map(|i| format!("n{i}")).collect(),
+                        clique: None,
+                        group: [None, Some("a".to_string()), Some("b".to_string())][group].clone(),
+                    });
+                    next += size;
+                }
+                let nodes = next + 1; // one node outside every rack
+                let mut topo = Topology::resolve(&config, nodes, |n| n[1..].parse().ok()).0;
+                topo.full_tray = crate::model::Capacity { gpus: 4, cpus: 8 };
+                let view = ClusterView {
+                    trays: trays[..nodes]
+                        .iter()
+                        .map(|&(state, gpus, cpus)| crate::model::Tray {
+                            candidate: state < 2,
+                            in_use: state == 1 || state == 2,
+                            unavailable: state == 3,
+                            gpus: if state == 0 { 4 } else { gpus },
+                            cpus: if state == 0 { 8 } else { cpus },
+                        })
+                        .collect(),
+                    ..ClusterView::default()
+                };
+                let mut required: Vec<usize> = picks.into_iter().filter(|&p| p < nodes).collect();
+                required.sort_unstable();
+                required.dedup();
+                required.truncate(min);
+                let req = JobRequest {
+                    min_nodes: min,
+                    max_nodes: min + extra,
+                    segment,
+                    required,
+                    demand: Demand {
+                        gpus: g,
+                        cpus: c,
+                        trays: t,
+                    },
+                    ends_at: None,
+                };
+                (topo, view, req)
+            },
+        )
+}
+
+proptest! {
+    #[test]
+    fn plans_pass_the_brute_force_reference((topo, view, req) in arb_small_case()) {
+        if let Err(why) = reference::check_plan(&topo, &view, &req) {
+            prop_assert!(false, "{}: {:?}", why, req);
+        }
+    }
 }

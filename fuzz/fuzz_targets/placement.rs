@@ -1,0 +1,158 @@
+//! The placement engine on small random clusters: up to 6 racks of up to 6 trays (node
+//! indices in order or shuffled, some nodes outside every rack, rack groups), random tray
+//! states and per-tray GPUs/CPUs, every policy, and random requests (`-N`, node ranges,
+//! `--segment`, `-w`, GPU/CPU/task demand, end times). `reference::check_plan` checks every
+//! placement against the engine's invariants and the brute-force reference.
+#![no_main]
+
+use arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use topology_nvl72::config::{Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement};
+use topology_nvl72::model::{ClusterView, Topology, Tray};
+use topology_nvl72::placement::reference::check_plan;
+use topology_nvl72::placement::{Demand, JobRequest};
+
+const MAX_RACKS: usize = 6;
+const MAX_TRAYS: usize = 6;
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    if let Ok((topo, view, req)) = build(&mut u) {
+        if let Err(why) = check_plan(&topo, &view, &req) {
+            panic!(
+                "{why}\nrequest {req:?}\nview {:?}\ntopology {topo:?}",
+                view.trays
+            );
+        }
+    }
+});
+
+fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
+    let policy = Policy {
+        segment_placement: if u.arbitrary()? {
+            SegmentPlacement::Consolidate
+        } else {
+            SegmentPlacement::BestFit
+        },
+        multi_rack: if u.arbitrary()? {
+            MultiRack::StartNow
+        } else {
+            MultiRack::FewestRacks
+        },
+        prefer_degraded: u.arbitrary()?,
+        prefer_same_group: u.arbitrary()?,
+        log_decisions: false,
+        end_time: *u.choose(&[EndTime::Off, EndTime::TieBreak, EndTime::Align])?,
+        end_time_hours_per_tray: u.int_in_range(0..=4)?,
+    };
+    // Racks of 0..=MAX_TRAYS trays (0: every name unknown to the scheduler).
+    let sizes: Vec<usize> = (0..u.int_in_range(1..=MAX_RACKS)?)
+        .map(|_| u.int_in_range(0..=MAX_TRAYS))
+        .collect::<Result<_>>()?;
+    let in_racks: usize = sizes.iter().sum();
+    let node_count = in_racks + u.int_in_range(0..=2)?; // the rest are CPU/login nodes
+    let mut order: Vec<usize> = (0..node_count).collect();
+    for _ in 0..u.int_in_range(0..=3)? {
+        let (a, b) = (
+            u.choose_index(node_count.max(1))?,
+            u.choose_index(node_count.max(1))?,
+        );
+        if a < node_count && b < node_count {
+            order.swap(a, b);
+        }
+    }
+    let mut config = Config {
+        policy,
+        gpus_per_tray: u.int_in_range(1..=4)?,
+        ..Config::default()
+    };
+    let mut next = order.iter();
+    for (r, &size) in sizes.iter().enumerate() {
+        config.racks.push(RackConfig {
+            name: format!("rack{r}"),
+            nodes: next.by_ref().take(size).map(|i| format!("n{i}")).collect(),
+            clique: None,
+            group: u.choose(&[None, Some("a"), Some("b")])?.map(String::from),
+        });
+    }
+    let (mut topo, _) = Topology::resolve(&config, node_count, |name| name[1..].parse().ok());
+    topo.full_tray.cpus = u.int_in_range(1..=8)?;
+    let full = topo.full_tray;
+
+    // Tray states as Slurm shows them: free, shared (a candidate that runs other jobs and
+    // offers less), busy, drained/down. Every candidate offers at least one CPU.
+    let mut view = ClusterView {
+        now: u.int_in_range(0..=100)?,
+        ..ClusterView::default()
+    };
+    for _ in 0..node_count {
+        let tray = match u.int_in_range(0..=3u8)? {
+            0 => Tray::free(full),
+            1 => Tray {
+                candidate: true,
+                in_use: true,
+                gpus: u.int_in_range(0..=full.gpus)?,
+                cpus: u.int_in_range(1..=full.cpus)?,
+                ..Tray::default()
+            },
+            2 => Tray {
+                in_use: true,
+                ..Tray::default()
+            },
+            _ => Tray {
+                unavailable: true,
+                ..Tray::default()
+            },
+        };
+        view.trays.push(tray);
+    }
+    if u.arbitrary()? {
+        view.busy_until = (0..node_count)
+            .map(|_| u.int_in_range(0..=200u32))
+            .collect::<Result<_>>()?;
+    }
+
+    let min_nodes = u.int_in_range(0..=(MAX_RACKS * MAX_TRAYS + 2))?;
+    let max_nodes = if u.arbitrary()? {
+        min_nodes
+    } else {
+        min_nodes + u.int_in_range(0..=MAX_RACKS * MAX_TRAYS)?
+    };
+    let segment = if u.ratio(1, 3)? {
+        Some(u.int_in_range(0..=MAX_TRAYS + 1)?)
+    } else {
+        None
+    };
+    let demand = if u.arbitrary()? {
+        Demand {
+            gpus: u.int_in_range(0..=40)?,
+            cpus: u.int_in_range(0..=60)?,
+            trays: u.int_in_range(0..=8)?,
+        }
+    } else {
+        Demand::default()
+    };
+    // `-w`: distinct nodes (possibly outside every rack), at most min_nodes of them, as
+    // Slurm raises the node minimum to the named nodes.
+    let mut required = Vec::new();
+    for _ in 0..u.int_in_range(0..=3)? {
+        let n = u.int_in_range(0..=node_count)?;
+        if !required.contains(&n) && required.len() < min_nodes {
+            required.push(n);
+        }
+    }
+    let ends_at = if u.arbitrary()? {
+        Some(u.int_in_range(0..=300)?)
+    } else {
+        None
+    };
+    let req = JobRequest {
+        min_nodes,
+        max_nodes,
+        segment,
+        required,
+        demand,
+        ends_at,
+    };
+    Ok((topo, view, req))
+}

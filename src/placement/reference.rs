@@ -1,0 +1,414 @@
+//! A brute-force reference for the engine's rules, for property tests and the `placement`
+//! fuzz target (`fuzz/`): it tries every subset of racks or trays instead of the engine's
+//! shortcuts (the deficit search of `fewest_racks`, the greedy tray count of `Ctx::need`,
+//! the bucketed best fit). Exponential: only for small clusters (at most
+//! [`MAX_BRUTE_FORCE`] racks, and as many candidate trays per rack).
+//!
+//! Preconditions on the request, as Slurm guarantees them before the plugin is called:
+//! `max_nodes >= min_nodes`, `-w` nodes are distinct and at most `min_nodes` of them, and
+//! every candidate tray offers at least one CPU.
+
+use super::JobRequest;
+use crate::config::MultiRack;
+use crate::model::{ClusterView, Topology};
+
+/// Largest number of racks, or of candidate trays in one rack, the reference enumerates.
+pub const MAX_BRUTE_FORCE: usize = 16;
+
+/// Every subset of `0..len` as a bit mask.
+fn subsets(len: usize) -> std::ops::Range<u32> {
+    assert!(
+        len <= MAX_BRUTE_FORCE,
+        "the brute-force reference handles at most {MAX_BRUTE_FORCE} items, got {len}"
+    );
+    0..1u32 << len
+}
+
+fn members<T: Copy>(items: &[T], mask: u32) -> impl Iterator<Item = T> + '_ {
+    items
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| mask >> i & 1 == 1)
+        .map(|(_, &x)| x)
+}
+
+/// The least total of free trays over every set of exactly `ceil(n / max_domain)` racks
+/// whose free trays hold `n` together; None when no such set exists. What
+/// `multi_rack = "fewest-racks"` minimises.
+pub fn fewest_racks_min_free(free: &[usize], n: usize, max_domain: usize) -> Option<usize> {
+    let k = n.div_ceil(max_domain);
+    subsets(free.len())
+        .filter(|m| m.count_ones() as usize == k)
+        .map(|m| members(free, m).sum::<usize>())
+        .filter(|&total| total >= n)
+        .min()
+}
+
+/// Candidate trays of domain `d`.
+pub fn free_trays(topo: &Topology, view: &ClusterView, d: usize) -> usize {
+    topo.domains[d]
+        .nodes
+        .iter()
+        .filter(|&&n| view.tray(n).candidate)
+        .count()
+}
+
+/// The fewest of `amounts` that add up to at least `total`, trying every subset.
+fn fewest_adding_up(amounts: &[u64], total: u64) -> Option<usize> {
+    subsets(amounts.len())
+        .filter(|&m| members(amounts, m).sum::<u64>() >= total)
+        .map(|m| m.count_ones() as usize)
+        .min()
+}
+
+/// How many of rack `d`'s candidate trays a job that fits one rack needs: its node minimum
+/// and task layout, and the fewest trays whose GPUs (and, separately, CPUs) cover its
+/// totals; None when the rack cannot hold it or it would need more than `max_nodes`.
+/// (What `Ctx::need` computes greedily.)
+pub fn one_rack_need(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+    d: usize,
+) -> Option<usize> {
+    let trays: Vec<_> = topo.domains[d]
+        .nodes
+        .iter()
+        .map(|&n| view.tray(n))
+        .filter(|t| t.candidate)
+        .collect();
+    let base = req.min_nodes.max(req.demand.trays);
+    if base > trays.len() {
+        return None;
+    }
+    let gpus: Vec<u64> = trays.iter().map(|t| u64::from(t.gpus)).collect();
+    let cpus: Vec<u64> = trays.iter().map(|t| u64::from(t.cpus)).collect();
+    let need = base
+        .max(fewest_adding_up(&gpus, req.demand.gpus)?)
+        .max(fewest_adding_up(&cpus, req.demand.cpus)?);
+    (need <= req.max_nodes).then_some(need)
+}
+
+/// Is every `-w` node of `req` in domain `d`?
+fn holds_required(topo: &Topology, req: &JobRequest, d: usize) -> bool {
+    req.required.iter().all(|&n| topo.domain_of(n) == Some(d))
+}
+
+/// Every rack that can hold a job of one rack right now, with its need, in domain order:
+/// it holds every `-w` node and [`one_rack_need`] is met. For a single `--segment` piece
+/// the need is the segment size.
+pub fn one_rack_fits(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Vec<(usize, usize)> {
+    (0..topo.domains.len())
+        .filter(|&d| holds_required(topo, req, d))
+        .filter_map(|d| match req.segment {
+            Some(s) => (free_trays(topo, view, d) >= s).then_some((d, s)),
+            None => one_rack_need(topo, view, req, d).map(|need| (d, need)),
+        })
+        .collect()
+}
+
+/// The distinct racks holding `req`'s `-w` nodes (None when one lies outside every rack).
+pub fn required_racks(topo: &Topology, req: &JobRequest) -> Option<Vec<usize>> {
+    let mut racks = req
+        .required
+        .iter()
+        .map(|&n| topo.domain_of(n))
+        .collect::<Option<Vec<usize>>>()?;
+    racks.sort_unstable();
+    racks.dedup();
+    Some(racks)
+}
+
+/// Whether the request is a job of one rack (unsegmented, fits the largest rack, `-w`
+/// nodes in at most one rack) in the engine's sense.
+pub fn is_one_rack_job(topo: &Topology, req: &JobRequest) -> bool {
+    req.segment.is_none()
+        && req.trays_needed(topo) <= topo.max_domain_size()
+        && required_racks(topo, req).is_some_and(|r| r.len() <= 1)
+}
+
+/// Does some placement that follows the engine's rules exist on `view` right now?
+///
+/// - Every `-w` node lies in a rack and is a candidate; at least one node is requested.
+/// - `--segment=s`: `min_nodes` is a multiple of `s`; one segment is a job of one rack of
+///   `s` trays; several segments take no `-w` nodes and need `min_nodes / s` pieces of `s`
+///   free trays, each inside a rack.
+/// - A job of one rack: some rack that holds every `-w` node has its [`one_rack_need`].
+/// - Larger (or `-w` nodes in several racks while `max_nodes` exceeds the largest rack):
+///   `n` = [`JobRequest::trays_needed`] free trays on a set of racks that includes every rack
+///   named by `-w`; with `fewest-racks` that set has at most
+///   `max(ceil(n / largest rack), racks named by -w)` racks, with `start-now` any size; a job
+///   that fits the largest rack but names several racks with `max_nodes` within it is never
+///   runnable.
+pub fn placement_exists(topo: &Topology, view: &ClusterView, req: &JobRequest) -> bool {
+    let max_domain = topo.max_domain_size();
+    let Some(named) = required_racks(topo, req) else {
+        return false;
+    };
+    if max_domain == 0
+        || req.min_nodes == 0
+        || req.required.iter().any(|&n| !view.tray(n).candidate)
+    {
+        return false;
+    }
+    let free: Vec<usize> = (0..topo.domains.len())
+        .map(|d| free_trays(topo, view, d))
+        .collect();
+    match req.segment {
+        Some(0) => false,
+        Some(s) if req.min_nodes % s != 0 => false,
+        Some(s) if req.min_nodes == s => !one_rack_fits(topo, view, req).is_empty(),
+        Some(_) if !req.required.is_empty() => false,
+        Some(s) => free.iter().map(|f| f / s).sum::<usize>() >= req.min_nodes / s,
+        None if is_one_rack_job(topo, req) => !one_rack_fits(topo, view, req).is_empty(),
+        None => {
+            let n = req.trays_needed(topo);
+            if named.len() > 1 && n <= max_domain && req.max_nodes <= max_domain {
+                return false;
+            }
+            let most_racks = match topo.policy.multi_rack {
+                MultiRack::FewestRacks => n.div_ceil(max_domain).max(named.len()),
+                MultiRack::StartNow => free.len(),
+            };
+            let racks: Vec<usize> = (0..free.len()).collect();
+            subsets(free.len()).any(|m| {
+                m.count_ones() as usize <= most_racks
+                    && named.iter().all(|&d| m >> d & 1 == 1)
+                    && members(&racks, m).map(|d| free[d]).sum::<usize>() >= n
+            })
+        }
+    }
+}
+
+/// The fewest racks whose free trays add up to `n` (None: not even all of them), trying
+/// every subset: what `multi_rack = "start-now"` uses without `-w` nodes.
+pub fn fewest_racks_now(free: &[usize], n: usize) -> Option<usize> {
+    subsets(free.len())
+        .filter(|&m| members(free, m).sum::<usize>() >= n)
+        .map(|m| m.count_ones() as usize)
+        .min()
+}
+
+/// A view of the same size where every tray is a free, healthy tray offering
+/// `topo.full_tray`: what [`super::validate`] calls "some state of the cluster".
+pub fn all_free_like(topo: &Topology, view: &ClusterView) -> ClusterView {
+    ClusterView {
+        trays: vec![crate::model::Tray::free(topo.full_tray); view.trays.len()],
+        ..ClusterView::default()
+    }
+}
+
+/// Runs [`super::plan`] on `req` and checks the result against the engine's invariants and
+/// the brute-force reference above; `Err` says which one failed. Used by the property tests
+/// and the `placement` fuzz target. Same preconditions as the module.
+pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Result<(), String> {
+    use super::Reject;
+    macro_rules! ensure {
+        ($cond:expr, $($fmt:tt)+) => {
+            if !$cond {
+                return Err(format!($($fmt)+));
+            }
+        };
+    }
+    let got = super::plan(topo, view, req);
+    let exists = placement_exists(topo, view, req);
+    let alts = match got {
+        Ok(alts) => alts,
+        Err(Reject::NotNow(m)) => {
+            ensure!(!exists, "waits ({m}) but the reference finds a placement");
+            return Ok(());
+        }
+        Err(Reject::Never(m)) => {
+            ensure!(!exists, "never runnable ({m}) but placeable now");
+            let empty = all_free_like(topo, view);
+            ensure!(
+                !placement_exists(topo, &empty, req),
+                "never runnable ({m}) but placeable on an empty cluster"
+            );
+            return Ok(());
+        }
+    };
+    ensure!(exists, "placed but the reference finds no placement");
+    ensure!(!alts.is_empty(), "Ok with no alternative");
+
+    let n = req.trays_needed(topo);
+    let max_domain = topo.max_domain_size();
+    let named = required_racks(topo, req).unwrap_or_default();
+    let one_rack = is_one_rack_job(topo, req);
+    let free = |d: usize| free_trays(topo, view, d);
+    for (i, p) in alts.iter().enumerate() {
+        let mut sorted = p.nodes.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        ensure!(
+            sorted.len() == p.nodes.len(),
+            "alternative {i}: a node twice: {p:?}"
+        );
+        for &node in &p.nodes {
+            ensure!(
+                view.tray(node).candidate,
+                "alternative {i}: node {node} is not offered"
+            );
+        }
+        for r in &req.required {
+            ensure!(
+                p.nodes.contains(r),
+                "alternative {i}: -w node {r} missing: {p:?}"
+            );
+        }
+        // Pieces: distinct racks, nodes grouped by piece inside their rack.
+        let mut seen = 0;
+        let mut racks = Vec::new();
+        for &(d, k) in &p.pieces {
+            ensure!(
+                k > 0 && !racks.contains(&d),
+                "alternative {i}: bad pieces {p:?}"
+            );
+            racks.push(d);
+            let Some(piece) = p.nodes.get(seen..seen + k) else {
+                return Err(format!("alternative {i}: pieces exceed the nodes: {p:?}"));
+            };
+            ensure!(
+                piece.iter().all(|&x| topo.domain_of(x) == Some(d)),
+                "alternative {i}: a piece leaves its rack: {p:?}"
+            );
+            seen += k;
+        }
+        ensure!(
+            seen == p.nodes.len(),
+            "alternative {i}: nodes outside the pieces: {p:?}"
+        );
+        match req.segment {
+            Some(s) => {
+                ensure!(p.exact, "alternative {i}: segments are exact");
+                ensure!(
+                    p.nodes.len() == req.min_nodes,
+                    "alternative {i}: {} nodes",
+                    p.nodes.len()
+                );
+                ensure!(
+                    p.pieces.iter().all(|&(_, k)| k % s == 0),
+                    "alternative {i}: a segment spans racks: {p:?}"
+                );
+            }
+            None if one_rack => {
+                ensure!(
+                    p.pieces.len() == 1,
+                    "alternative {i}: a one-rack job spans racks: {p:?}"
+                );
+                let d = p.pieces[0].0;
+                if p.exact {
+                    ensure!(
+                        !req.is_flexible() && p.nodes.len() == req.min_nodes,
+                        "alternative {i}: exact with {} nodes for {}..={}",
+                        p.nodes.len(),
+                        req.min_nodes,
+                        req.max_nodes
+                    );
+                } else {
+                    ensure!(
+                        req.is_flexible() && p.nodes.len() == free(d),
+                        "alternative {i}: a flexible job is offered all free trays of its rack"
+                    );
+                }
+                if req.required.is_empty() {
+                    let gpus: u64 = p.nodes.iter().map(|&x| u64::from(view.tray(x).gpus)).sum();
+                    ensure!(
+                        gpus >= req.demand.gpus,
+                        "alternative {i}: offers {gpus} GPUs of {}",
+                        req.demand.gpus
+                    );
+                    if req.demand.gpus == 0 {
+                        let cpus: u64 = p.nodes.iter().map(|&x| u64::from(view.tray(x).cpus)).sum();
+                        ensure!(
+                            cpus >= req.demand.cpus,
+                            "alternative {i}: offers {cpus} CPUs of {}",
+                            req.demand.cpus
+                        );
+                    }
+                }
+            }
+            None => {
+                ensure!(alts.len() == 1, "a multi-rack job has one alternative");
+                if p.exact {
+                    ensure!(
+                        p.nodes.len() == n,
+                        "exact multi-rack with {} nodes, needs {n}",
+                        p.nodes.len()
+                    );
+                } else {
+                    let all: usize = p.pieces.iter().map(|&(d, _)| free(d)).sum();
+                    ensure!(
+                        req.is_flexible() && p.nodes.len() == all && all >= n,
+                        "a flexible multi-rack job is offered every free tray of its racks"
+                    );
+                }
+                for d in &named {
+                    ensure!(racks.contains(d), "rack {d} of a -w node unused: {p:?}");
+                }
+                if topo.policy.multi_rack == MultiRack::FewestRacks {
+                    let most = n.div_ceil(max_domain).max(named.len());
+                    ensure!(
+                        racks.len() <= most,
+                        "{} racks, at most {most}: {p:?}",
+                        racks.len()
+                    );
+                }
+            }
+        }
+    }
+
+    // Ranking, where the reference knows the answer.
+    if one_rack || req.segment == Some(req.min_nodes) {
+        let fits = one_rack_fits(topo, view, req);
+        let mut offered: Vec<usize> = alts.iter().map(|p| p.pieces[0].0).collect();
+        offered.sort_unstable();
+        let expected: Vec<usize> = fits.iter().map(|&(d, _)| d).collect();
+        ensure!(
+            offered == expected,
+            "offered racks {offered:?}, fitting racks {expected:?}"
+        );
+        let timed = topo.policy.end_time == crate::config::EndTime::Align
+            && req.ends_at.is_some()
+            && !view.busy_until.is_empty();
+        if !timed {
+            let leftover = |d: usize| free(d) - fits.iter().find(|f| f.0 == d).map_or(0, |f| f.1);
+            let best = fits.iter().map(|&(d, _)| leftover(d)).min();
+            let first = leftover(alts[0].pieces[0].0);
+            ensure!(
+                Some(first) == best,
+                "first rack leaves {first} trays, the best {best:?}"
+            );
+        }
+    } else if req.segment.is_none() && req.required.is_empty() {
+        let frees: Vec<usize> = (0..topo.domains.len()).map(free).collect();
+        let chosen: Vec<usize> = alts[0].pieces.iter().map(|&(d, _)| d).collect();
+        match topo.policy.multi_rack {
+            MultiRack::FewestRacks => {
+                let in_group = |members: &[usize]| {
+                    let f: Vec<usize> = members.iter().map(|&d| frees[d]).collect();
+                    fewest_racks_min_free(&f, n, max_domain)
+                };
+                let mut best = None;
+                if topo.policy.prefer_same_group {
+                    best = topo.groups.iter().filter_map(|(_, m)| in_group(m)).min();
+                }
+                let best = best.or_else(|| fewest_racks_min_free(&frees, n, max_domain));
+                let total: usize = chosen.iter().map(|&d| frees[d]).sum();
+                ensure!(
+                    chosen.len() == n.div_ceil(max_domain) && Some(total) == best,
+                    "fewest-racks chose {chosen:?} ({total} free), the tightest set has {best:?}"
+                );
+            }
+            MultiRack::StartNow => {
+                let fewest = fewest_racks_now(&frees, n);
+                ensure!(
+                    Some(chosen.len()) == fewest,
+                    "start-now used {} racks, {fewest:?} would do",
+                    chosen.len()
+                );
+            }
+        }
+    }
+    Ok(())
+}
