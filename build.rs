@@ -79,6 +79,7 @@ fn main() {
 
     compile_topology_common(&tree, &includes);
     generate_bindings(&root, &out, &includes);
+    refuse_unguarded_exports(&root.join("src"));
 
     // Lazy binding and partial RELRO: never resolve slurmctld-only functions at load time.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");
@@ -145,12 +146,18 @@ fn meta_version(tree: &Path) -> (u32, u32, u32) {
 
 /// Slurm links `src/plugins/topology/common` (a static convenience library) into every
 /// topology plugin; it holds the core/GRES charging helpers that are not in libslurmfull.
+///
+/// Compiled with the warnings Slurm's own build enables (`-Wall`, cc prints them as cargo
+/// warnings), minus the two that Slurm's sources trigger by design (unused parameters of
+/// callbacks, signed/unsigned comparisons); it rebuilds when any of its files changes.
 fn compile_topology_common(tree: &Path, includes: &[PathBuf]) {
     let dir = tree.join("src/plugins/topology/common");
     let mut build = cc::Build::new();
     build
-        .warnings(false)
-        .flag("-w")
+        .warnings(true)
+        .extra_warnings(false)
+        .flag("-Wno-unused-parameter")
+        .flag("-Wno-sign-compare")
         .flag("-fno-strict-aliasing")
         .include(&dir);
     for inc in includes {
@@ -164,7 +171,61 @@ fn compile_topology_common(tree: &Path, includes: &[PathBuf]) {
     ] {
         build.file(dir.join(name));
     }
+    for entry in fs::read_dir(&dir).expect("cannot list the topology helper library") {
+        let path = entry
+            .expect("cannot list the topology helper library")
+            .path();
+        if matches!(path.extension().and_then(|e| e.to_str()), Some("c" | "h")) {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
     build.compile("slurm_topology_common");
+}
+
+/// Every function Slurm calls by name must come from `export!` (src/ffi/guard.rs), which
+/// wraps it in the panic guard. `exports.rs` denies `unsafe_code`, so a bare `#[no_mangle]`
+/// does not compile there; this check refuses one anywhere else in `src/`.
+fn refuse_unguarded_exports(src: &Path) {
+    let mut files = vec![src.to_path_buf()];
+    let mut offenders = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            for entry in fs::read_dir(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+                files.push(entry.expect("cannot list src/").path());
+            }
+            continue;
+        }
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        println!("cargo:rerun-if-changed={}", path.display());
+        if path.ends_with("ffi/guard.rs") {
+            continue; // the macro's own expansion
+        }
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let t = line.trim_start();
+            if !(t.starts_with("#[no_mangle]") || t.starts_with("#[export_name")) {
+                continue;
+            }
+            // The item the attribute applies to: the next line that is not an attribute,
+            // doc comment or comment. Data (the plugin_* statics) may be exported directly.
+            let item = lines[i + 1..]
+                .iter()
+                .map(|l| l.trim_start())
+                .find(|l| !(l.starts_with("#[") || l.starts_with("//")))
+                .unwrap_or("");
+            if item.contains("fn ") {
+                offenders.push(format!("{}:{}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "functions exported without the panic guard (use export! from src/ffi/guard.rs): {}",
+        offenders.join(", ")
+    );
 }
 
 fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf]) {
@@ -174,7 +235,9 @@ fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf]) {
         .layout_tests(true)
         .derive_default(false)
         .generate_comments(false)
-        .allowlist_type("topology_eval_t|topology_data_t|dynamic_plugin_data_t|avail_res_t")
+        .allowlist_type(
+            "topology_eval_t|topology_data_t|dynamic_plugin_data_t|avail_res_t|sock_gres_t",
+        )
         .allowlist_type("job_record_t|job_details_t|node_record_t|hostlist_t|buf_t|bitstr_t")
         .allowlist_function("slurm_bit_.*|next_node|next_node_bitmap|slurm_find_node_record")
         .allowlist_function(

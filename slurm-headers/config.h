@@ -15,7 +15,7 @@
 #define SLURM_BIGENDIAN 0
 #define SYSTEM_DIMENSIONS 1
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1
+#define _GNU_SOURCE /* no value: Slurm's slurmstepd_job.h defines it the same way */
 #endif
 /* xassert() compiled out: an assertion in a helper must never abort slurmctld. */
 #ifndef NDEBUG

@@ -35,6 +35,7 @@
 //!
 //! Exit code ([`Report::exit_code`]): 0 when there is no error (warnings allowed, so
 //! `nvl72 check && scontrol reconfigure` works), 1 when there is at least one error.
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::fmt;

@@ -6,6 +6,7 @@
 //! new file, and because configless slurmd only receives topology.conf. Both formats go
 //! through the same validation, and every error names the file, line and field so an admin
 //! can fix it without reading code.
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::fmt;
@@ -16,12 +17,14 @@ use serde::Deserialize;
 use crate::hostlist;
 
 mod block_conf;
+mod diff;
 mod toml_file;
 
 #[cfg(test)]
 mod tests;
 
 pub use block_conf::parse_block_conf;
+pub use diff::describe_changes;
 pub use toml_file::parse_toml;
 
 /// Upper bound for `trays_per_rack`; far above any NVL rack, low enough that a typo cannot make

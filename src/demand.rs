@@ -4,6 +4,7 @@
 //! `-n 32 -c 4`. Slurm then leaves the node minimum at 1 and lets the selection decide how
 //! many nodes the job takes. Racks ranked on that minimum would all look alike; ranked on
 //! these totals, a `--gpus=8` job is seen as the two trays it really takes.
+#![forbid(unsafe_code)]
 
 use std::fmt;
 

@@ -35,6 +35,7 @@
 //!   (more: the file then raises `trays_per_rack` so it still loads). Cliques sharing one
 //!   `ClusterUUID` that are all undersized are one NVLink domain split into partitions;
 //!   each stays its own rack, with a warning.
+#![forbid(unsafe_code)]
 
 use std::cmp::Ordering;
 use std::fmt;

@@ -5,6 +5,7 @@
 //! group multiplies the names out in order, and a range keeps the zero-padding width of its
 //! lower bound. Everything returns errors instead of panicking, because the input comes from
 //! hand-edited files.
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -2,7 +2,10 @@
 //! NVLink domain and keeps each job (or each `--segment` piece) inside one domain.
 //!
 //! Everything except [`ffi`] is safe Rust without Slurm types, so the placement logic can be
-//! tested and benchmarked on its own. `ffi` is the only module with `unsafe`.
+//! tested and benchmarked on its own. `ffi` is the only module with `unsafe`: the crate
+//! denies `unsafe_code`, every other module forbids it, and inside `ffi` each submodule that
+//! needs it says so.
+#![deny(unsafe_code)]
 
 pub mod check;
 pub mod config;

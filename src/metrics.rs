@@ -1,4 +1,5 @@
 //! Stranded capacity: free trays that a full-rack job can no longer use.
+#![forbid(unsafe_code)]
 
 use crate::model::Topology;
 

@@ -2,6 +2,7 @@
 //!
 //! Node indices are whatever the caller uses to name nodes (Slurm's `node_ptr->index` in the
 //! plugin, plain numbers in tests and the simulator), so the model never sees a Slurm type.
+#![forbid(unsafe_code)]
 
 use crate::config::{Config, Policy};
 

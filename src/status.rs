@@ -6,6 +6,7 @@
 //! The figures come from the engine itself ([`crate::placement`]) on the racks of the
 //! plugin's own configuration, so "can start now" means what the plugin would do. The live
 //! state is read with Slurm's client commands ([`gather`]); everything here is plain data.
+#![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

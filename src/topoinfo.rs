@@ -3,6 +3,7 @@
 //! slurmctld builds a [`TopoInfo`] under its node read lock, sends it to the client as one
 //! string (so the wire format is ours and versioned here, not a Slurm struct), and the client's
 //! copy of the plugin prints it.
+#![forbid(unsafe_code)]
 
 use serde::{Deserialize, Serialize};
 

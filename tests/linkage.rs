@@ -5,13 +5,34 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The `.so` cargo built in the same run as this test: it sits in the profile directory
+/// (`<target>/<profile>/`) above this test binary (`<target>/<profile>/deps/linkage-*`),
+/// whatever the target directory or profile. A fixed path could be a stale build.
 fn plugin() -> PathBuf {
-    let so = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/libtopology_nvl72.so");
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test binary in <target>/<profile>/deps");
+    let so = profile_dir.join("libtopology_nvl72.so");
     assert!(
         so.is_file(),
-        "{} missing: cargo build --release first",
+        "{} missing: cargo test builds the cdylib next to the tests",
         so.display()
     );
+    let built = |p: &std::path::Path| p.metadata().and_then(|m| m.modified()).ok();
+    let lib = profile_dir.join("libtopology_nvl72.rlib");
+    if let (Some(so_time), Some(lib_time)) = (built(&so), built(&lib)) {
+        // Both come from the same rustc invocation (crate-type = cdylib + rlib).
+        let skew = so_time
+            .duration_since(lib_time)
+            .unwrap_or_else(|e| e.duration());
+        assert!(
+            skew.as_secs() < 60,
+            "{} is not from the build of this test run",
+            so.display()
+        );
+    }
     so
 }
 

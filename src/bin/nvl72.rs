@@ -9,6 +9,7 @@
 //! nvl72 analytic --k 4,16 --lambda 0,0.05 --racks 278 --seeds 20
 //! nvl72 bench --racks 278
 //! ```
+#![forbid(unsafe_code)]
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 use super::bindings as b;
+use super::guard::{callback, Call};
 use super::slurm::{self, BitmapRef};
 
 /// The last walk: the job table's stamp then, when the walk ran, and every node's latest
@@ -91,35 +92,32 @@ pub unsafe fn busy_until() -> Option<Vec<u32>> {
     Some(until)
 }
 
-/// `list_for_each_ro` callback: a running job's end time onto its nodes.
-///
+callback! {
+    /// `list_for_each_ro` over `job_list`: a running job's end time onto its nodes.
+    fn mark(job: *mut c_void, arg: *mut c_void) -> c_int = mark_job, on_panic 0;
+}
+
 /// # Safety
-/// `job` is a `job_record_t` of job_list, `arg` the `Vec<u32>` of [`busy_until`].
-unsafe extern "C" fn mark(job: *mut c_void, arg: *mut c_void) -> c_int {
-    // A panic must not unwind into Slurm's list code.
-    let walked = std::panic::catch_unwind(|| {
-        // SAFETY: per the function contract.
-        let (job, until) = unsafe {
-            (
-                &*job.cast::<b::job_record_t>(),
-                &mut *arg.cast::<Vec<u32>>(),
-            )
-        };
-        if job.job_state & b::JOB_STATE_BASE != b::job_states_JOB_RUNNING {
-            return;
-        }
-        let end = u32::try_from(job.end_time.max(0)).unwrap_or(u32::MAX);
-        // SAFETY: a running job's node_bitmap is NULL or a valid bitmap.
-        if let Some(nodes) = unsafe { BitmapRef::new(job.node_bitmap) } {
-            for n in nodes.ones() {
-                if let Some(u) = until.get_mut(n) {
-                    *u = (*u).max(end);
-                }
+/// `job` must be a `job_record_t` of job_list, `arg` the `Vec<u32>` of [`busy_until`].
+unsafe fn mark_job(call: &Call, job: *mut c_void, arg: *mut c_void) -> c_int {
+    // SAFETY: per the function contract.
+    let (job, until) = unsafe {
+        (
+            &*job.cast::<b::job_record_t>(),
+            &mut *arg.cast::<Vec<u32>>(),
+        )
+    };
+    if job.job_state & b::JOB_STATE_BASE != b::job_states_JOB_RUNNING {
+        return 0;
+    }
+    let end = u32::try_from(job.end_time.max(0)).unwrap_or(u32::MAX);
+    // SAFETY: a running job's node_bitmap is NULL or a valid bitmap.
+    if let Some(nodes) = unsafe { BitmapRef::new(call, job.node_bitmap) } {
+        for n in nodes.ones() {
+            if let Some(u) = until.get_mut(n) {
+                *u = (*u).max(end);
             }
         }
-    });
-    if walked.is_err() {
-        log::error!("reading a job's end time panicked; end_time ignores that job");
     }
     0
 }

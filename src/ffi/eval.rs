@@ -8,7 +8,8 @@
 //! 3. The callback builds a view of the racks from `node_map` and the node table, asks
 //!    [`crate::placement::choose`] for ranked node sets, and for each one narrows `node_map` to
 //!    it and runs Slurm's generic `eval_nodes`, which charges cores and GRES. The first set
-//!    Slurm accepts wins; otherwise the maps are restored and the next set is tried.
+//!    Slurm accepts wins; otherwise `restore::Attempt` puts back what the try lowered and the
+//!    next set is tried.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,26 +17,14 @@ use std::sync::Arc;
 
 use super::bindings as b;
 use super::end_times;
-use super::guard::guarded;
+use super::guard::{callback, Call};
+use super::restore::Offer;
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
 use crate::config::EndTime;
 use crate::demand::{gpus_in_tres, JobShape};
 use crate::model::{Capacity, ClusterView, Tray};
 use crate::placement::{self, JobRequest, Reject};
-
-#[no_mangle]
-pub extern "C" fn topology_p_eval_nodes(te: *mut b::topology_eval_t) -> c_int {
-    guarded("eval_nodes", slurm::ERROR, || {
-        if te.is_null() {
-            return slurm::ERROR;
-        }
-        EVAL.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: slurmctld passes a fully initialised topology_eval_t whose job, details and
-        // bitmaps stay valid for this call (it holds the job and node locks).
-        unsafe { eval_nodes(te) }
-    })
-}
 
 /// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
 /// engine found no room. Within one call Slurm's retries only ever offer fewer trays (and no
@@ -44,11 +33,19 @@ pub extern "C" fn topology_p_eval_nodes(te: *mut b::topology_eval_t) -> c_int {
 static EVAL: AtomicU64 = AtomicU64::new(0);
 static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
 
+/// `topology_p_eval_nodes`.
+///
 /// # Safety
-/// `te` must be a valid topology_eval_t as passed by cons_tres.
-unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
+/// `te` must be NULL or a fully initialised topology_eval_t as cons_tres passes it: its job,
+/// details, bitmaps and arrays stay valid and ours for the call (slurmctld holds the job and
+/// node locks).
+pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> c_int {
+    if te.is_null() {
+        return slurm::ERROR;
+    }
+    EVAL.fetch_add(1, Ordering::Relaxed);
     // SAFETY: see the function contract.
-    let (job, node_map) = unsafe { ((*te).job_ptr, BitmapRef::new((*te).node_map)) };
+    let (job, node_map) = unsafe { ((*te).job_ptr, BitmapRef::new(call, (*te).node_map)) };
     let Some(node_map) = node_map else {
         return slurm::ERROR;
     };
@@ -63,7 +60,7 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
         return unsafe { b::common_topo_choose_nodes(te) };
     };
     // SAFETY: job_ptr and its details are valid while the scheduler holds the job lock.
-    let (req, _) = unsafe { job_request(te) };
+    let (req, _) = unsafe { job_request(call, te) };
     let outside = |n: &usize| !st.topo.in_any_domain(*n);
     if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
         // No rack node offered (CPU or login partition), or `-w` names a node outside every
@@ -88,8 +85,8 @@ unsafe fn eval_nodes(te: *mut b::topology_eval_t) -> c_int {
 /// job asks for (with how they were derived, for the decision log).
 ///
 /// # Safety
-/// `te` must be valid, with a valid `job_ptr`.
-unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
+/// `te` must be valid for the call, with a valid `job_ptr`.
+unsafe fn job_request(call: &Call, te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
     // SAFETY: see the function contract; `details` is checked for NULL before each use.
     unsafe {
         let job = (*te).job_ptr;
@@ -98,12 +95,12 @@ unsafe fn job_request(te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
             (0, Vec::new(), JobShape::default())
         } else {
             let d = &*details;
-            let required = BitmapRef::new(d.req_node_bitmap)
+            let required = BitmapRef::new(call, d.req_node_bitmap)
                 .map(|m| m.ones())
                 .unwrap_or_default();
             // tres_per_job/tres_per_task are NULL or NUL-terminated strings of the job record,
             // read (not kept) under the job lock.
-            let gpus = |tres| slurm::str_arg(tres).map_or(0, gpus_in_tres);
+            let gpus = |tres| slurm::str_arg(call, tres).map_or(0, gpus_in_tres);
             let shape = JobShape {
                 gpus_per_job: gpus((*job).tres_per_job),
                 gpus_per_task: gpus((*job).tres_per_task),
@@ -153,7 +150,7 @@ pub fn cluster_view() -> ClusterView {
 /// `avail` must be NULL or cons_tres's per-node array of at least `node_count()` entries,
 /// each NULL or valid, as in the `topology_eval_t` of the current eval.
 unsafe fn offered_view(
-    node_map: BitmapRef,
+    node_map: BitmapRef<'_>,
     avail: *mut *mut b::avail_res_t,
     unknown: Capacity,
 ) -> ClusterView {
@@ -189,31 +186,35 @@ fn tray(node: usize, candidate: bool, res: Option<(u16, u16)>) -> Tray {
     }
 }
 
-/// Called by Slurm's `eval_nodes` dispatcher (from `common_topo_choose_nodes`).
-///
+callback! {
+    /// Called by Slurm's `eval_nodes` dispatcher (from `common_topo_choose_nodes`) with the
+    /// topology_eval_t that `topology_p_eval_nodes` handed to Slurm.
+    fn eval_in_racks(te: *mut b::topology_eval_t) -> c_int = eval_in_racks_impl, on_panic slurm::ERROR;
+}
+
 /// # Safety
-/// `te` must be the topology_eval_t that `topology_p_eval_nodes` handed to Slurm.
-unsafe extern "C" fn eval_in_racks(te: *mut b::topology_eval_t) -> c_int {
-    guarded("eval_in_racks", slurm::ERROR, || match state::current() {
-        // SAFETY: called by Slurm with the topology_eval_t we were given.
-        Some(st) => unsafe { place(te, &st) },
-        None => slurm::ERROR,
-    })
+/// `te` must be the topology_eval_t of the current `eval_nodes` (see its contract).
+unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> c_int {
+    match state::current() {
+        // SAFETY: per the function contract.
+        Some(st) if !te.is_null() => unsafe { place(call, te, &st) },
+        _ => slurm::ERROR,
+    }
 }
 
 /// # Safety
 /// `te` must be the valid topology_eval_t of the current eval.
-unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
+unsafe fn place(call: &Call, te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
     if NOT_NOW.load(Ordering::Relaxed) == EVAL.load(Ordering::Relaxed) {
         return slurm::ERROR; // no room in this evaluation already (see NOT_NOW)
     }
     // SAFETY: see the function contract; every pointer below comes from `te`.
     unsafe {
-        let Some(node_map) = BitmapRef::new((*te).node_map) else {
+        let Some(node_map) = BitmapRef::new(call, (*te).node_map) else {
             return slurm::ERROR;
         };
         let job_id = (*(*te).job_ptr).job_id;
-        let (mut req, shape) = job_request(te);
+        let (mut req, shape) = job_request(call, te);
         let mut view = offered_view(node_map, (*te).avail_res_array, st.topo.full_tray);
         if st.topo.policy.end_time != EndTime::Off {
             // When jobs on each tray end; cached between changes of the job table. The
@@ -241,20 +242,17 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
         } else {
             log::Level::Debug
         };
-        // Only needed to try a next alternative: after our callback returns, Slurm's
-        // common_topo_choose_nodes ORs its own copies of node_map and avail_core back in.
-        let saved = (alternatives.len() > 1).then(|| Saved::take(te));
+        let Some(offer) = Offer::take(call, te) else {
+            return slurm::ERROR;
+        };
         for i in 0..alternatives.len() {
             let alt = alternatives.placement(i);
-            node_map.clear_all();
-            for &n in &alt.nodes {
-                node_map.set(n);
-            }
-            (*te).trump_others = false;
-            (*te).eval_nodes = None;
-            let rc = b::eval_nodes(te);
-            (*te).trump_others = true;
-            (*te).eval_nodes = Some(eval_in_racks);
+            // Dropping the attempt restores what a failed try lowered (and, on every path,
+            // our callback), before the next choice or our return.
+            let attempt = offer.attempt(&alt.nodes);
+            #[cfg(feature = "fault-injection")]
+            super::fault::panic_if_asked((*te).job_ptr);
+            let rc = attempt.run();
             if rc == slurm::SUCCESS {
                 // Describing the placement allocates: only when the line is logged.
                 if log::log_enabled!(level) {
@@ -274,59 +272,11 @@ unsafe fn place(te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
                 }
                 return rc;
             }
-            if let Some(saved) = saved.as_ref().filter(|_| i + 1 < alternatives.len()) {
-                saved.restore(te);
-            }
         }
         log::debug!(
             "JobId={job_id}: none of {} rack choices satisfies CPUs/GRES",
             alternatives.len()
         );
         slurm::ERROR
-    }
-}
-
-/// What one try of Slurm's `eval_nodes` may change and the next try needs back.
-struct Saved {
-    node_map: *mut b::bitstr_t,
-    avail_core: *mut *mut b::bitstr_t,
-    max_nodes: u32,
-}
-
-impl Saved {
-    /// # Safety
-    /// `te` must be valid.
-    unsafe fn take(te: *mut b::topology_eval_t) -> Saved {
-        // SAFETY: bit_copy/copy_core_array duplicate valid Slurm structures.
-        unsafe {
-            Saved {
-                node_map: b::slurm_bit_copy((*te).node_map),
-                avail_core: b::copy_core_array((*te).avail_core),
-                max_nodes: (*te).max_nodes,
-            }
-        }
-    }
-
-    /// Puts back the nodes and cores a failed try removed (tries only ever clear bits).
-    ///
-    /// # Safety
-    /// `te` must be the one `take` copied.
-    unsafe fn restore(&self, te: *mut b::topology_eval_t) {
-        // SAFETY: same-sized copies made by `take` from this `te`.
-        unsafe {
-            b::slurm_bit_copybits((*te).node_map, self.node_map);
-            b::core_array_or((*te).avail_core, self.avail_core);
-            (*te).max_nodes = self.max_nodes;
-        }
-    }
-}
-
-impl Drop for Saved {
-    fn drop(&mut self) {
-        // SAFETY: both copies were allocated by Slurm in `take` and are freed exactly once.
-        unsafe {
-            b::slurm_bit_free(&mut self.node_map);
-            b::free_core_array(&mut self.avail_core);
-        }
     }
 }

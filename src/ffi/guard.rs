@@ -1,14 +1,33 @@
-//! No panic may unwind into C: each entry point runs inside [`guarded`], which turns a panic
-//! into an error return plus a log line. Logging goes to Slurm's own log through `log`.
+//! No panic may unwind into C, and no pointer Slurm lends may outlive the call that lent it.
+//!
+//! - [`export!`] is the only way to give Slurm a symbol to call (`#[no_mangle]` anywhere else
+//!   is refused: `exports.rs` denies `unsafe_code`, and build.rs rejects `#[no_mangle] fn`
+//!   outside this file). Each generated function runs its body inside [`guarded`].
+//! - [`callback!`] does the same for functions Slurm calls through a pointer we hand it.
+//! - [`guarded`] turns a panic into an error return plus a log line, and opens a [`Call`]
+//!   scope: wrappers of Slurm's pointers borrow it, so the compiler rejects keeping one.
+//!
+//! Logging goes to Slurm's own log through `log`.
 
 use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::slurm;
 
-/// Runs `f`; on panic logs `entry` and the panic message and returns `on_panic`.
-pub fn guarded<T>(entry: &str, on_panic: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
+/// One call from Slurm into the plugin. Pointers Slurm passes are valid only until the call
+/// returns; `BitmapRef<'c>` and `&'c str` arguments borrow the `Call<'c>`, and `'c` is
+/// chosen afresh for every call by [`guarded`], so nothing made from them can be stored.
+pub struct Call<'c> {
+    /// Invariant in `'c`: a `Call<'c>` cannot pass for a call that lives longer.
+    _call: PhantomData<fn(&'c ()) -> &'c ()>,
+}
+
+/// Runs `f` in a new [`Call`] scope; on panic logs `entry` and the panic message and returns
+/// `on_panic`. Values borrowed from the scope cannot be part of `T` (`'c` is higher-ranked).
+pub fn guarded<T>(entry: &str, on_panic: T, f: impl for<'c> FnOnce(&Call<'c>) -> T) -> T {
+    let call = Call { _call: PhantomData };
+    match catch_unwind(AssertUnwindSafe(|| f(&call))) {
         Ok(v) => v,
         Err(_) => {
             let msg = LAST_PANIC
@@ -19,6 +38,58 @@ pub fn guarded<T>(entry: &str, on_panic: T, f: impl FnOnce() -> T) -> T {
         }
     }
 }
+
+/// Defines `#[no_mangle] extern "C"` functions for Slurm's plugin loader, each a guarded call
+/// of its implementation:
+///
+/// ```ignore
+/// export! {
+///     /// doc
+///     fn topology_p_whole_topo(node_mask: *mut b::bitstr_t) -> c_int
+///         = ops::whole_topo, on_panic slurm::ERROR;
+/// }
+/// ```
+///
+/// The implementation is an `unsafe fn(&Call, args...)` whose safety contract is the
+/// calling convention Slurm documents for that symbol.
+macro_rules! export {
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $imp:path, on_panic $fallback:expr;
+    )*) => {$(
+        $(#[$meta])*
+        #[no_mangle]
+        #[allow(unsafe_code)] // the one place symbols are exported, each behind the guard
+        #[allow(unused_unsafe)] // some implementations are safe functions
+        pub extern "C" fn $name($($arg: $ty),*) -> $ret {
+            $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
+                // SAFETY: Slurm calls this symbol with the arguments its topology interface
+                // documents, which is the contract of the implementation.
+                unsafe { $imp(call, $($arg),*) }
+            })
+        }
+    )*};
+}
+
+/// Defines an `extern "C"` function that Slurm calls through a pointer (not by name), with
+/// the same guard as [`export!`].
+macro_rules! callback {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $imp:path, on_panic $fallback:expr;
+    ) => {
+        $(#[$meta])*
+        extern "C" fn $name($($arg: $ty),*) -> $ret {
+            $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
+                // SAFETY: Slurm calls the callback with the arguments documented where we
+                // hand it over, which is the contract of the implementation.
+                unsafe { $imp(call, $($arg),*) }
+            })
+        }
+    };
+}
+
+pub(crate) use {callback, export};
 
 /// Bridges the `log` crate to Slurm's logger, with Slurm's current log level as the filter.
 struct SlurmLogger;

@@ -1,18 +1,32 @@
 //! The C side of the plugin. Every `unsafe` in the crate lives below this module; the rest of
-//! the crate never sees a Slurm type.
+//! the crate never sees a Slurm type and forbids `unsafe_code`.
 //!
 //! - `bindings`: bindgen output for the pinned Slurm headers.
+//! - `guard`: the panic guard, the per-call borrow scope and the `export!` macro.
+//! - `exports`: the symbols Slurm's plugin loader looks up (all through `export!`).
 //! - `slurm`: small safe wrappers (bitmaps, node table, strings, logging).
-//! - `guard`: catches panics at every entry point.
 //! - `state`: the loaded rack table shared by all entry points.
-//! - `exports`: the symbols Slurm's plugin loader looks up.
-//! - `eval`: job placement inside slurmctld's selection.
+//! - `ops`: plugin life cycle, rack lookups, `get`.
+//! - `eval`: job placement inside slurmctld's selection; `restore`: undoing a failed try.
+//! - `end_times`: when running jobs end, for `[policy] end_time`.
 //! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
+#[allow(unsafe_code)]
 mod bindings;
+#[allow(unsafe_code)]
 mod end_times;
+#[allow(unsafe_code)]
 mod eval;
 mod exports;
+#[cfg(feature = "fault-injection")]
+#[allow(unsafe_code)]
+mod fault;
 mod guard;
+#[allow(unsafe_code)]
+mod ops;
+#[allow(unsafe_code)]
+mod restore;
+#[allow(unsafe_code)]
 mod slurm;
 mod state;
+#[allow(unsafe_code)]
 mod topoinfo;

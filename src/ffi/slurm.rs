@@ -6,10 +6,12 @@
 //! and every `bitstr_t` handed to us is a valid Slurm bitmap of at least `bit_size` bits.
 
 use std::ffi::{c_char, c_int, CStr, CString};
-use std::ptr;
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
 use std::sync::OnceLock;
 
 use super::bindings as b;
+use super::guard::Call;
 
 /// An owned Slurm bitmap (`bit_alloc`), freed with `bit_free`.
 pub struct Bitmap(*mut b::bitstr_t);
@@ -20,6 +22,13 @@ unsafe impl Send for Bitmap {}
 unsafe impl Sync for Bitmap {}
 
 impl Bitmap {
+    /// # Safety
+    /// `raw` must be a valid Slurm bitmap.
+    pub unsafe fn copy_of(raw: *mut b::bitstr_t) -> Bitmap {
+        // SAFETY: bit_copy duplicates a valid bitmap (it aborts on OOM, never returns NULL).
+        Bitmap(unsafe { b::slurm_bit_copy(raw) })
+    }
+
     pub fn with_bits(size: usize, bits: impl IntoIterator<Item = usize>) -> Bitmap {
         // SAFETY: bit_alloc returns a zeroed bitmap of `size` bits (it aborts on OOM).
         let raw = unsafe { b::slurm_bit_alloc(size as b::bitoff_t) };
@@ -34,6 +43,11 @@ impl Bitmap {
     pub fn as_ptr(&self) -> *mut b::bitstr_t {
         self.0
     }
+
+    pub fn len(&self) -> usize {
+        // SAFETY: an owned, valid bitmap.
+        unsafe { b::slurm_bit_size(self.0) as usize }
+    }
 }
 
 impl Drop for Bitmap {
@@ -43,30 +57,40 @@ impl Drop for Bitmap {
     }
 }
 
-/// A Slurm bitmap we do not own.
+/// A Slurm bitmap we do not own, borrowed for one call from Slurm (`'c`, see [`Call`]).
 #[derive(Clone, Copy)]
-pub struct BitmapRef(*mut b::bitstr_t);
+pub struct BitmapRef<'c> {
+    raw: NonNull<b::bitstr_t>,
+    _call: PhantomData<&'c Call<'c>>,
+}
 
-impl BitmapRef {
+impl<'c> BitmapRef<'c> {
     /// # Safety
-    /// `raw` must be NULL or a valid Slurm bitmap that outlives the returned value. The
-    /// writing methods (`set`, `clear_all`, `or`) may only be used when the caller may write
-    /// it and nothing else accesses it meanwhile (slurmctld's locks, for `node_map`).
-    pub unsafe fn new(raw: *mut b::bitstr_t) -> Option<BitmapRef> {
-        (!raw.is_null()).then_some(BitmapRef(raw))
+    /// `raw` must be NULL or a valid Slurm bitmap for the whole of `call`. The writing
+    /// methods (`set`, `clear_all`, `or`) may only be used when the caller may write it and
+    /// nothing else accesses it meanwhile (slurmctld's locks, for `node_map`).
+    pub unsafe fn new(_call: &Call<'c>, raw: *mut b::bitstr_t) -> Option<BitmapRef<'c>> {
+        NonNull::new(raw).map(|raw| BitmapRef {
+            raw,
+            _call: PhantomData,
+        })
+    }
+
+    pub fn as_ptr(self) -> *mut b::bitstr_t {
+        self.raw.as_ptr()
     }
 
     pub fn len(self) -> usize {
         // SAFETY: valid bitmap per the constructor's contract.
-        unsafe { b::slurm_bit_size(self.0) as usize }
+        unsafe { b::slurm_bit_size(self.as_ptr()) as usize }
     }
 
     /// Tests bits, with the size read once, for loops over many nodes.
-    pub fn tester(self) -> impl Fn(usize) -> bool {
+    pub fn tester(self) -> impl Fn(usize) -> bool + 'c {
         let len = self.len();
         // SAFETY: bounds checked against bit_size, read once (the bitmap is not resized while
         // the caller holds it, per the constructor's contract).
-        move |i| i < len && unsafe { b::slurm_bit_test(self.0, i as b::bitoff_t) != 0 }
+        move |i| i < len && unsafe { b::slurm_bit_test(self.as_ptr(), i as b::bitoff_t) != 0 }
     }
 
     pub fn ones(self) -> Vec<usize> {
@@ -74,7 +98,7 @@ impl BitmapRef {
         let mut i: std::ffi::c_int = 0;
         // SAFETY: next_node_bitmap scans the valid bitmap from index i (updated in place) and
         // returns NULL at the end; it only reads the bitmap and the node table.
-        while !unsafe { b::next_node_bitmap(self.0, &mut i) }.is_null() {
+        while !unsafe { b::next_node_bitmap(self.as_ptr(), &mut i) }.is_null() {
             out.push(i as usize);
             i += 1;
         }
@@ -84,33 +108,49 @@ impl BitmapRef {
     pub fn set(self, i: usize) {
         if i < self.len() {
             // SAFETY: bounds checked.
-            unsafe { b::slurm_bit_set(self.0, i as b::bitoff_t) };
+            unsafe { b::slurm_bit_set(self.as_ptr(), i as b::bitoff_t) };
         }
     }
 
     pub fn clear_all(self) {
         // SAFETY: valid bitmap.
-        unsafe { b::slurm_bit_clear_all(self.0) };
+        unsafe { b::slurm_bit_clear_all(self.as_ptr()) };
+    }
+
+    /// Copies every bit of `from`, which must have the same size (else nothing changes).
+    pub fn copy_from(self, from: &Bitmap) {
+        if self.len() != from.len() {
+            log::warn!("node bitmap sizes differ; bitmap left unchanged");
+            return;
+        }
+        // SAFETY: both valid and of the same size.
+        unsafe { b::slurm_bit_copybits(self.as_ptr(), from.as_ptr()) };
+    }
+
+    /// A copy owned by the plugin (freed on drop).
+    pub fn to_owned(self) -> Bitmap {
+        // SAFETY: a valid bitmap per the constructor's contract.
+        unsafe { Bitmap::copy_of(self.as_ptr()) }
     }
 
     /// ORs `other` in. Slurm's bit_or works over the smaller of the two sizes.
     pub fn or(self, other: &Bitmap) {
-        if self.len() != BitmapRef(other.as_ptr()).len() {
+        if self.len() != other.len() {
             log::warn!("node bitmap sizes differ (node table changed since build_config)");
         }
         // SAFETY: both are valid Slurm bitmaps; bit_or never writes past the smaller size.
-        unsafe { b::slurm_bit_or(self.0, other.as_ptr()) };
+        unsafe { b::slurm_bit_or(self.as_ptr(), other.as_ptr()) };
     }
 
     /// False when the sizes differ: bit_overlap_any reads the second bitmap for the first
     /// one's size (its size check is compiled out with NDEBUG).
     pub fn overlaps(self, other: &Bitmap) -> bool {
-        if self.len() != BitmapRef(other.as_ptr()).len() {
+        if self.len() != other.len() {
             log::warn!("node bitmap sizes differ (node table changed since build_config)");
             return false;
         }
         // SAFETY: both are valid Slurm bitmaps of the same size; bit_overlap_any only reads.
-        unsafe { b::slurm_bit_overlap_any(self.0, other.as_ptr()) != 0 }
+        unsafe { b::slurm_bit_overlap_any(self.as_ptr(), other.as_ptr()) != 0 }
     }
 }
 
@@ -233,17 +273,26 @@ pub fn xmalloc<T>() -> *mut T {
     }
 }
 
-/// Borrows a C string argument.
+/// Borrows a C string argument for the rest of the call.
 ///
 /// # Safety
-/// `p` must be NULL or a NUL-terminated string valid for the call.
-pub unsafe fn str_arg<'a>(p: *const c_char) -> Option<&'a str> {
+/// `p` must be NULL or a NUL-terminated string valid for the whole of `call`.
+pub unsafe fn str_arg<'c>(_call: &Call<'c>, p: *const c_char) -> Option<&'c str> {
     if p.is_null() {
         None
     } else {
         // SAFETY: per the contract above.
         unsafe { CStr::from_ptr(p) }.to_str().ok()
     }
+}
+
+/// Copies a C string (for strings the caller frees or Slurm may replace later).
+///
+/// # Safety
+/// `p` must be NULL or a valid NUL-terminated string.
+pub unsafe fn owned_str(p: *const c_char) -> Option<String> {
+    // SAFETY: per the contract above; the bytes are copied before returning.
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
 pub fn running_in_slurmctld() -> bool {
@@ -255,13 +304,13 @@ pub fn running_in_slurmctld() -> bool {
 pub fn state_save_location() -> Option<std::path::PathBuf> {
     // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or an
     // xstrdup'd path that only changes on reconfigure (a new process in 24.11).
-    unsafe { str_arg(b::slurm_conf.state_save_location) }.map(std::path::PathBuf::from)
+    unsafe { owned_str(b::slurm_conf.state_save_location) }.map(std::path::PathBuf::from)
 }
 
 /// The directory holding slurm.conf (and so topology.toml), from Slurm's `topo_conf` path.
 pub fn config_dir() -> std::path::PathBuf {
     // SAFETY: topo_conf is NULL or an xstrdup'd path set by topology_g_init before any op.
-    let topo = unsafe { str_arg(b::topo_conf) }.map(std::path::PathBuf::from);
+    let topo = unsafe { owned_str(b::topo_conf) }.map(std::path::PathBuf::from);
     topo.and_then(|p| p.parent().map(|d| d.to_path_buf()))
         .or_else(|| {
             std::env::var_os("SLURM_CONF")

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use super::bindings as b;
-use super::guard::guarded;
+use super::guard::Call;
 use super::slurm;
 use super::state;
 use crate::topoinfo::TopoInfo;
@@ -33,99 +33,94 @@ pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> c_int {
     slurm::SUCCESS
 }
 
-#[no_mangle]
-pub extern "C" fn topology_p_topology_free(topoinfo: *mut c_void) -> c_int {
-    guarded("topology_free", slurm::ERROR, || {
-        if !topoinfo.is_null() {
-            // SAFETY: every non-NULL topoinfo we hand out is a Box<TopoInfo> (get and unpack).
-            drop(unsafe { Box::from_raw(topoinfo.cast::<TopoInfo>()) });
-        }
-        slurm::SUCCESS
-    })
+/// # Safety
+/// `topoinfo` must be NULL or a pointer this plugin handed out (`get`, `unpack`), not yet freed.
+pub unsafe fn free(_: &Call, topoinfo: *mut c_void) -> c_int {
+    if !topoinfo.is_null() {
+        // SAFETY: every non-NULL topoinfo we hand out is a Box<TopoInfo> (get and unpack).
+        drop(unsafe { Box::from_raw(topoinfo.cast::<TopoInfo>()) });
+    }
+    slurm::SUCCESS
 }
 
-#[no_mangle]
-pub extern "C" fn topology_p_topology_pack(
-    topoinfo: *mut c_void,
-    buffer: *mut b::buf_t,
-    _proto: u16,
-) -> c_int {
-    guarded("topology_pack", slurm::ERROR, || {
-        if topoinfo.is_null() || buffer.is_null() {
+/// # Safety
+/// `topoinfo` must be NULL or ours (see [`free`]), `buffer` NULL or a valid `buf_t`.
+pub unsafe fn pack(_: &Call, topoinfo: *mut c_void, buffer: *mut b::buf_t, _proto: u16) -> c_int {
+    if topoinfo.is_null() || buffer.is_null() {
+        return slurm::ERROR;
+    }
+    // SAFETY: topoinfo is our Box<TopoInfo> (see free), borrowed for the call.
+    let info = unsafe { &*topoinfo.cast::<TopoInfo>() };
+    let mut wire = info.to_wire().into_bytes();
+    wire.push(0);
+    // SAFETY: packmem copies `len` bytes from our buffer into Slurm's buf_t (packstr format).
+    unsafe { b::slurm_packmem(wire.as_mut_ptr().cast(), wire.len() as u32, buffer) };
+    slurm::SUCCESS
+}
+
+/// # Safety
+/// `out` must be NULL or a writable out-pointer, `buffer` NULL or a valid `buf_t`.
+pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _proto: u16) -> c_int {
+    if out.is_null() || buffer.is_null() {
+        return slurm::ERROR;
+    }
+    let mut raw: *mut c_char = slurm::null();
+    let mut len = 0u32;
+    // SAFETY: unpackstr allocates with xmalloc into `raw`; we copy it and xfree it.
+    let text = unsafe {
+        if b::slurm_unpackstr_xmalloc_chooser(&mut raw, &mut len, buffer) != slurm::SUCCESS {
             return slurm::ERROR;
         }
-        // SAFETY: topoinfo is our Box<TopoInfo> (see free), borrowed for the call.
-        let info = unsafe { &*topoinfo.cast::<TopoInfo>() };
-        let mut wire = info.to_wire().into_bytes();
-        wire.push(0);
-        // SAFETY: packmem copies `len` bytes from our buffer into Slurm's buf_t (packstr format).
-        unsafe { b::slurm_packmem(wire.as_mut_ptr().cast(), wire.len() as u32, buffer) };
-        slurm::SUCCESS
-    })
+        let s = slurm::owned_str(raw).unwrap_or_default();
+        slurm::xfree(raw);
+        s
+    };
+    match TopoInfo::from_wire(&text) {
+        Ok(info) => {
+            // SAFETY: `out` is Slurm's out-pointer for the plugin data.
+            unsafe { *out = Box::into_raw(Box::new(info)).cast() };
+            slurm::SUCCESS
+        }
+        Err(e) => {
+            log::error!("{e}");
+            slurm::ERROR
+        }
+    }
 }
 
-#[no_mangle]
-pub extern "C" fn topology_p_topology_unpack(
-    out: *mut *mut c_void,
-    buffer: *mut b::buf_t,
-    _proto: u16,
-) -> c_int {
-    guarded("topology_unpack", slurm::ERROR, || {
-        if out.is_null() || buffer.is_null() {
-            return slurm::ERROR;
-        }
-        let mut raw: *mut c_char = slurm::null();
-        let mut len = 0u32;
-        // SAFETY: unpackstr allocates with xmalloc into `raw`; we copy it and xfree it.
-        let text = unsafe {
-            if b::slurm_unpackstr_xmalloc_chooser(&mut raw, &mut len, buffer) != slurm::SUCCESS {
-                return slurm::ERROR;
-            }
-            let s = slurm::str_arg(raw).unwrap_or("").to_string();
-            slurm::xfree(raw);
-            s
-        };
-        match TopoInfo::from_wire(&text) {
-            Ok(info) => {
-                // SAFETY: `out` is Slurm's out-pointer for the plugin data.
-                unsafe { *out = Box::into_raw(Box::new(info)).cast() };
-                slurm::SUCCESS
-            }
-            Err(e) => {
-                log::error!("{e}");
-                slurm::ERROR
-            }
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn topology_p_topology_print(
+/// # Safety
+/// `topoinfo` must be NULL or ours (see [`free`]), `nodes_list` NULL or a C string, `out`
+/// NULL or a writable pointer to NULL or an xmalloc'd string the caller will xfree.
+pub unsafe fn print(
+    call: &Call,
     topoinfo: *mut c_void,
     nodes_list: *mut c_char,
     out: *mut *mut c_char,
 ) -> c_int {
-    guarded("topology_print", slurm::ERROR, || {
-        if topoinfo.is_null() || out.is_null() {
-            return slurm::ERROR;
+    if topoinfo.is_null() || out.is_null() {
+        return slurm::ERROR;
+    }
+    // SAFETY: per the function contract.
+    let (info, filter) = unsafe {
+        (
+            &*topoinfo.cast::<TopoInfo>(),
+            slurm::str_arg(call, nodes_list),
+        )
+    };
+    let text = match info.render(filter) {
+        Ok(t) => t,
+        Err(e) => {
+            log::error!("{e}");
+            return slurm::SUCCESS; // like topology/block: message, empty output
         }
-        // SAFETY: topoinfo is our Box<TopoInfo>; nodes_list is NULL or a C string.
-        let (info, filter) = unsafe { (&*topoinfo.cast::<TopoInfo>(), slurm::str_arg(nodes_list)) };
-        let text = match info.render(filter) {
-            Ok(t) => t,
-            Err(e) => {
-                log::error!("{e}");
-                return slurm::SUCCESS; // like topology/block: message, empty output
-            }
-        };
-        // SAFETY: *out is NULL or an xmalloc'd string the caller will xfree; we replace it with
-        // the concatenation and free the old one.
-        unsafe {
-            let old = slurm::str_arg(*out).unwrap_or("").to_string();
-            let prev = *out;
-            *out = slurm::xstrdup(&(old + &text));
-            slurm::xfree(prev);
-        }
-        slurm::SUCCESS
-    })
+    };
+    // SAFETY: *out is NULL or an xmalloc'd string the caller will xfree; we replace it with
+    // the concatenation and free the old one.
+    unsafe {
+        let prev = *out;
+        let old = slurm::owned_str(prev).unwrap_or_default();
+        *out = slurm::xstrdup(&(old + &text));
+        slurm::xfree(prev);
+    }
+    slurm::SUCCESS
 }

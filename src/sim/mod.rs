@@ -21,6 +21,7 @@
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`analytic`] | The segment-size capacity formula and its check |
 //! | [`bench`] | Decision-latency scenarios |
+#![forbid(unsafe_code)]
 
 pub mod analytic;
 pub mod bench;
