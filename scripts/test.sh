@@ -15,6 +15,9 @@ bash scripts/fetch-slurm-source.sh >/dev/null
 echo "== build (and the Debian package the lab installs)"
 deb=$(bash scripts/package.sh | tail -1)
 export PACKAGE="$REPO/$deb"
+echo "== build with the test-only fault-injection switch (tests/e2e_faults.rs loads it)"
+cargo build --release --lib --features fault-injection --target-dir target/fault-injection
+export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/release/libtopology_nvl72.so"
 echo "== lab (fresh logs)"
 # Set before lab-up so that a half-started lab is stopped too.
 if [ "${KEEP_LAB:-0}" != 1 ]; then

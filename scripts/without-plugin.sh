@@ -1,5 +1,5 @@
 #!/bin/bash
-# without-plugin.sh — runs the end-to-end tests (e2e, e2e_sizing, e2e_end_time) against stock Slurm instead of topology/nvl72,
+# without-plugin.sh — runs the end-to-end tests (e2e, e2e_sizing, e2e_end_time, e2e_faults) against stock Slurm instead of topology/nvl72,
 # to show that they test the plugin and not Slurm's own selection: every placement test should
 # fail here. TOPO=none (default) runs topology/default, TOPO=block runs topology/block, on the
 # same lab nodes. Prints each test's result and a summary; docs/lab.md records the last run.
@@ -18,7 +18,7 @@ cargo build --release --lib --tests
 mkdir -p target
 log=target/without-plugin-$TOPO.log   # the whole output, with each failure's message
 # Extra arguments filter the tests, as for cargo test (e.g. `segments`).
-E2E_TOPO=$TOPO cargo test --release --test e2e --test e2e_sizing --test e2e_end_time --no-fail-fast -- "$@" 2>&1 |
+E2E_TOPO=$TOPO cargo test --release --test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults --no-fail-fast -- "$@" 2>&1 |
     tee "$log" | grep -E '^test .* \.\.\. (ok|FAILED)$'
 echo "== without the plugin (TopologyPlugin=topology/${TOPO/none/default}):"
 echo "   failed (the plugin is what makes them pass):"

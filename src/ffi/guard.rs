@@ -32,7 +32,8 @@ pub fn guarded<T>(entry: &str, on_panic: T, f: impl for<'c> FnOnce(&Call<'c>) ->
         Err(_) => {
             let msg = LAST_PANIC
                 .with(|p| p.borrow_mut().take())
-                .unwrap_or_else(|| "unknown panic".into());
+                .unwrap_or_else(|| "unknown panic".into())
+                .replace('\n', " "); // one log line, so grep finds the message with the entry
             slurm::log_error(&format!("{entry}: internal error ({msg}); request refused"));
             on_panic
         }

@@ -30,13 +30,22 @@ impl Lab {
             let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
             let dir =
                 PathBuf::from(std::env::var("LAB").unwrap_or_else(|_| "/var/tmp/nvl72-lab".into()));
-            let plugin = repo.join("target/release/libtopology_nvl72.so");
+            // lab-up.sh installs $PLUGIN when it is set (another build than the repo's).
+            let plugin = std::env::var_os("PLUGIN")
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| repo.join("target/release/libtopology_nvl72.so"));
             assert!(
                 plugin.is_file(),
                 "{} missing: run `cargo build --release` first (scripts/test.sh does)",
                 plugin.display()
             );
             let lab = Lab { repo, dir };
+            // An earlier test process may have left jobs or a drained tray behind, and
+            // lab-up.sh waits for every node to be up: clear them first.
+            if lab.ctld_pid().is_some() {
+                lab.release_leftovers();
+            }
             lab.restart_with(&[]);
             lab
         })
@@ -189,7 +198,7 @@ impl Lab {
         }
     }
 
-    fn diagnostics(&self) -> String {
+    pub fn diagnostics(&self) -> String {
         let q = self.sl(&["squeue", "-o", "%i %j %T %D %N %R"]);
         format!("squeue:\n{}", String::from_utf8_lossy(&q.stdout))
     }
@@ -205,7 +214,18 @@ impl Lab {
     /// Cancels every job, resumes drained trays and waits for an idle cluster.
     fn reset(&self) {
         self.cancel_all();
-        let drained = self.run(&["sinfo", "-h", "-N", "-t", "drain,down", "-o", "%N"]);
+        self.resume_drained();
+        self.wait_for("all nodes idle", || {
+            self.run(&["sinfo", "-h", "-N", "-o", "%t"])
+                .lines()
+                .all(|s| s.trim() == "idle")
+        });
+    }
+
+    /// Resumes every drained or down tray (errors ignored: a tray may just come back).
+    fn resume_drained(&self) {
+        let drained = self.sl(&["sinfo", "-h", "-N", "-t", "drain,down", "-o", "%N"]);
+        let drained = String::from_utf8_lossy(&drained.stdout);
         for node in drained.lines().map(str::trim).filter(|l| !l.is_empty()) {
             let _ = self.sl(&[
                 "scontrol",
@@ -214,11 +234,13 @@ impl Lab {
                 "state=resume",
             ]);
         }
-        self.wait_for("all nodes idle", || {
-            self.run(&["sinfo", "-h", "-N", "-o", "%t"])
-                .lines()
-                .all(|s| s.trim() == "idle")
-        });
+    }
+
+    /// Before the first lab-up of a test process: cancels jobs and resumes trays an earlier
+    /// process left behind, without waiting (lab-up.sh waits for the nodes).
+    fn release_leftovers(&self) {
+        let _ = self.sl(&["scancel", "--user=root"]);
+        self.resume_drained();
     }
 
     pub fn drain(&self, node: &str) {
@@ -247,6 +269,45 @@ impl Lab {
 
     pub fn etc(&self, name: &str) -> PathBuf {
         self.dir.join("rootfs/etc/slurm").join(name)
+    }
+
+    /// [`Lab::wait_for`] with a timeout of `secs` seconds, for steps that take long on a
+    /// loaded machine (a slurmctld restart, a reconfigure, a queue of hundreds of jobs).
+    pub fn wait_up_to(&self, secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while !ok() {
+            assert!(
+                Instant::now() < end,
+                "timed out after {secs} s waiting for {what}\n{}",
+                self.diagnostics()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
+    /// slurmctld's pid from its pid file, if that process is alive and runs in this lab's
+    /// chroot (the same check as lab-lib.sh's `alive`, so a stale pid file never matches a
+    /// foreign process).
+    pub fn ctld_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.dir.join("var/run/slurmctld.pid")).ok()?;
+        let pid: u32 = text.trim().parse().ok()?;
+        let root = std::fs::read_link(format!("/proc/{pid}/root")).ok()?;
+        let ours = std::fs::canonicalize(self.dir.join("rootfs")).ok()?;
+        (root == ours).then_some(pid)
+    }
+
+    /// A file in slurmctld's StateSaveLocation (`job_state`, `node_state`, ...).
+    pub fn state_file(&self, name: &str) -> PathBuf {
+        self.dir.join("var/state").join(name)
+    }
+
+    /// `squeue` for the given jobs as sorted `id state nodes` lines.
+    pub fn jobs_with_nodes(&self, jobs: &[u32]) -> Vec<String> {
+        let ids: Vec<String> = jobs.iter().map(u32::to_string).collect();
+        let out = self.run(&["squeue", "-h", "-j", &ids.join(","), "-o", "%i %T %N"]);
+        let mut lines: Vec<String> = out.lines().map(|l| l.trim().to_string()).collect();
+        lines.sort();
+        lines
     }
 
     pub fn job_output(&self, job: u32) -> String {
