@@ -245,13 +245,10 @@ impl Saved {
                 r.max_cpus = s.max_cpus;
                 r.min_cpus = s.min_cpus;
                 r.spec_threads = s.spec_threads;
-                if s.sock_cnt > 0 {
-                    std::ptr::copy_nonoverlapping(
-                        self.cores_per_sock[s.at..].as_ptr(),
-                        r.avail_cores_per_sock,
-                        s.sock_cnt,
-                    );
-                }
+                put_back(
+                    &self.cores_per_sock[s.at..s.at + s.sock_cnt],
+                    r.avail_cores_per_sock,
+                );
             }
             for s in &self.gres {
                 let g = &mut *s.gres;
@@ -259,15 +256,20 @@ impl Saved {
                 g.max_node_gres = s.max_node_gres;
                 g.total_cnt = s.total_cnt;
                 g.total_cnt_before_filter = s.total_cnt_before_filter;
-                if s.sock_cnt > 0 {
-                    std::ptr::copy_nonoverlapping(
-                        self.gres_by_sock[s.at..].as_ptr(),
-                        g.cnt_by_sock,
-                        s.sock_cnt,
-                    );
-                }
+                put_back(&self.gres_by_sock[s.at..s.at + s.sock_cnt], g.cnt_by_sock);
             }
         }
+    }
+}
+
+/// Copies `saved` back over the C array it was read from.
+///
+/// # Safety
+/// When `saved` is not empty, `to` must point to `saved.len()` writable elements.
+unsafe fn put_back<T: Copy>(saved: &[T], to: *mut T) {
+    if !saved.is_empty() {
+        // SAFETY: per the function contract; `saved` is our own copy, so they do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(saved.as_ptr(), to, saved.len()) };
     }
 }
 

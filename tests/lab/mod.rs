@@ -186,16 +186,8 @@ impl Lab {
         }
     }
 
-    pub fn wait_for(&self, what: &str, mut ok: impl FnMut() -> bool) {
-        let end = Instant::now() + Duration::from_secs(60);
-        while !ok() {
-            assert!(
-                Instant::now() < end,
-                "timed out waiting for {what}\n{}",
-                self.diagnostics()
-            );
-            std::thread::sleep(Duration::from_millis(300));
-        }
+    pub fn wait_for(&self, what: &str, ok: impl FnMut() -> bool) {
+        self.wait_up_to(60, what, ok);
     }
 
     pub fn diagnostics(&self) -> String {
