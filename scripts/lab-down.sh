@@ -10,6 +10,8 @@
 # Flags: --keep-mounts  keep the mounts and munged running (lab-up.sh uses it for restarts)
 #        --keep-jobs    do not scancel
 # Env:   LAB=/var/tmp/nvl72-lab (must match the one given to lab-up.sh)
+#        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
+#                      which writes its leak report on exit; see docs/valgrind.md)
 # The rootfs and $LAB/var (state, logs, job output) are kept; remove them with rm -rf.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
@@ -19,11 +21,13 @@ for a in "$@"; do
     case $a in
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
-        -h|--help)     sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help)     sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
 [ "$(id -u)" = 0 ] || { echo "lab-down.sh: must run as root" >&2; exit 1; }
+STOP_WAIT=${STOP_WAIT:-15}
+[[ $STOP_WAIT =~ ^[0-9]+$ ]] || { echo "lab-down.sh: STOP_WAIT must be a number of seconds" >&2; exit 2; }
 [ -d "$LAB" ] && lab_lock      # one lab-up/lab-down at a time per LAB
 T0=$(now_us)
 say() { local e=$(( ($(now_us) - T0) / 100000 )); printf '[lab-down %3d.%ds] %s\n' $((e / 10)) $((e % 10)) "$*"; }
@@ -81,8 +85,8 @@ done
 if [ $KEEP_MOUNTS = 0 ] && alive "$ROOT/run/munge/munged.pid"; then
     say "stopping munged"; stop_pidfile "$ROOT/run/munge/munged.pid"
 fi
-wait_pids 15
-rm -f "$VAR/run/slurmctld.pid" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
+wait_pids "$STOP_WAIT"
+rm -f "$VAR/run/slurmctld.pid" "$VAR/run/slurmctld.wrap" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
 
 # Leftovers living in the lab chroot (slurmstepd, job shells, sleep): kill by PID only.
 leftover=()

@@ -30,6 +30,12 @@
 #   SCHED_PARAMS [bf_interval=5]  slurm.conf SchedulerParameters
 #   CLEAN [0]                 1 = wipe slurmctld state, slurmd spool and logs before starting
 #   WAIT [120]                seconds to wait for all nodes to be idle
+#   CTLD_WRAP []              command prefix for slurmctld, split at whitespace (no quoting), e.g.
+#                             "valgrind --tool=memcheck --trace-children=yes --log-file=/x/vg.%p";
+#                             its program must exist in the chroot (CHROOT_PACKAGES). A change
+#                             restarts the daemons.  See docs/valgrind.md
+#   CTLD_WAIT [30]            seconds to wait for slurmctld to answer after starting it
+#   CHROOT_PACKAGES []        extra Debian packages to install in the chroot, e.g. valgrind
 #   MIRROR []                 Debian archive URL; default: from the host's apt sources
 #   SECURITY_MIRROR [http://deb.debian.org/debian-security]
 #   CTLD_PORT [6817], PORT0 [17000] (gbNNN listens on PORT0+NNN), CPU_PORT0 [17900]
@@ -58,6 +64,9 @@ NODE_ORDER=${NODE_ORDER:-rack}
 SCHED_PARAMS=${SCHED_PARAMS:-bf_interval=5}
 CLEAN=${CLEAN:-0}
 WAIT=${WAIT:-120}
+CTLD_WRAP=${CTLD_WRAP:-}
+CTLD_WAIT=${CTLD_WAIT:-30}
+CHROOT_PACKAGES=${CHROOT_PACKAGES:-}
 MIRROR=${MIRROR:-}
 SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 CTLD_PORT=${CTLD_PORT:-6817}
@@ -84,7 +93,7 @@ range() {
 
 # ------------------------------------------------------------------------------ 0. checks
 [ "$(id -u)" = 0 ] || die "must run as root"
-for v in RACKS NPR CPU_NODES WAIT CTLD_PORT PORT0 CPU_PORT0 GROUP_SIZE; do
+for v in RACKS NPR CPU_NODES WAIT CTLD_WAIT CTLD_PORT PORT0 CPU_PORT0 GROUP_SIZE; do
     is_uint "${!v}" || die "$v must be a non-negative integer (got '${!v}')"
 done
 [ "$RACKS" -ge 1 ] && [ "$NPR" -ge 1 ] || die "RACKS and NPR must be >= 1"
@@ -221,6 +230,27 @@ if ! rootfs_ok; then
 fi
 [ -e "$TMPROOT" ] && cleanup_tmproot    # leftover from an interrupted build
 mount_chroot "$ROOT" "$VAR"
+
+# Extra packages (CHROOT_PACKAGES), e.g. valgrind for CTLD_WRAP; only the missing ones.
+missing=()
+for p in $CHROOT_PACKAGES; do
+    # shellcheck disable=SC2016  # ${Status} is dpkg-query's, not ours
+    in_root dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]} in the chroot (CHROOT_PACKAGES)"
+    in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+        { in_root apt-get update -q >/dev/null &&
+          in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; } ||
+        die "apt-get install ${missing[*]} failed inside the chroot"
+    in_root apt-get clean
+fi
+read -r -a ctld_wrap <<<"$CTLD_WRAP"
+if [ ${#ctld_wrap[@]} -gt 0 ]; then
+    # shellcheck disable=SC2016  # $1 expands in the chroot's sh
+    in_root sh -c 'command -v "$1"' sh "${ctld_wrap[0]}" >/dev/null ||
+        die "CTLD_WRAP: '${ctld_wrap[0]}' is not in the chroot; add its package to CHROOT_PACKAGES (e.g. CHROOT_PACKAGES=valgrind)"
+fi
 
 # ------------------------------------------------------------------------------ 2. configs
 mkdir -p "$VAR"/{state,log,run,spool,jobs,fakedev}
@@ -362,6 +392,11 @@ elif [ "$TOPO" = nvl72 ]; then
         { install_file "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so"; changed+=("topology_nvl72.so"); }
 fi
 [ ${#changed[@]} -gt 0 ] && log "installed: ${changed[*]}"
+# A running slurmctld started with another CTLD_WRAP (recorded next to its pid file) restarts too.
+if alive "$VAR/run/slurmctld.pid" && [ "$(cat "$VAR/run/slurmctld.wrap" 2>/dev/null)" != "$CTLD_WRAP" ]; then
+    log "slurmctld runs with another CTLD_WRAP"
+    changed+=("CTLD_WRAP")
+fi
 
 running() { alive "$VAR/run/slurmctld.pid" || compgen -G "$VAR/run/slurmd-*.pid" >/dev/null; }
 if [ ${#changed[@]} -gt 0 ] && running; then
@@ -396,14 +431,25 @@ fi
 if ! alive "$VAR/run/slurmctld.pid"; then
     rm -f "$VAR/run/slurmctld.pid"
     ctld_off=$(stat -c %s "$ctld_log" 2>/dev/null || echo 0)
-    in_root slurmctld 9>&- || ctld_fail "slurmctld exited with status $?"
-    end=$(( $(date +%s) + 30 ))
+    # With CTLD_WRAP the wrapper runs slurmctld in the same process (valgrind does), so the
+    # daemon's own pid file still names the real process.
+    printf '%s\n' "$CTLD_WRAP" > "$VAR/run/slurmctld.wrap"
+    if [ ${#ctld_wrap[@]} -gt 0 ]; then
+        # An absolute argv[0]: otherwise slurmctld takes its path for re-execs (slurmscriptd,
+        # reconfigure) from readlink(/proc/self/exe) without NUL-terminating it, and valgrind's
+        # emulation of that readlink leaves the tail of its own tool's path in the buffer.
+        in_root "${ctld_wrap[@]}" /usr/sbin/slurmctld 9>&- || ctld_fail "slurmctld exited with status $?"
+    else
+        in_root slurmctld 9>&- || ctld_fail "slurmctld exited with status $?"
+    fi
+    [ -z "$CTLD_WRAP" ] || log "slurmctld started under: $CTLD_WRAP"
+    end=$(( $(date +%s) + CTLD_WAIT ))
     while :; do     # until the controller answers; it may die after daemonizing (e.g. plugin load)
         if [ -s "$VAR/run/slurmctld.pid" ]; then
             alive "$VAR/run/slurmctld.pid" || ctld_fail "slurmctld (pid $(cat "$VAR/run/slurmctld.pid")) died during startup"
             in_root scontrol ping 2>/dev/null | grep -q 'is UP' && break
         fi
-        [ "$(date +%s)" -lt "$end" ] || ctld_fail "slurmctld did not come up within 30 s"
+        [ "$(date +%s)" -lt "$end" ] || ctld_fail "slurmctld did not come up within $CTLD_WAIT s (CTLD_WAIT)"
         sleep 0.1
     done
     log "slurmctld pid $(cat "$VAR/run/slurmctld.pid") is up"
