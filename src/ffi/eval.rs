@@ -73,11 +73,16 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> c_int {
         log::info!("JobId={}: {why}", unsafe { (*job).job_id });
         return slurm::TOPO_UNAVAILABLE;
     }
-    // SAFETY: we hand Slurm's helper our callback; it calls it with the same `te`.
+    // SAFETY: we hand Slurm's helper our callback for this call only; it calls it with the
+    // same `te`. Slurm's own fields are put back afterwards (no Rust code runs in between
+    // that could panic, except inside the callback's own guard).
     unsafe {
+        let before = ((*te).eval_nodes, (*te).trump_others);
         (*te).eval_nodes = Some(eval_in_racks);
         (*te).trump_others = true;
-        b::common_topo_choose_nodes(te)
+        let rc = b::common_topo_choose_nodes(te);
+        ((*te).eval_nodes, (*te).trump_others) = before;
+        rc
     }
 }
 
