@@ -134,11 +134,12 @@ struct Ctx<'a> {
     topo: &'a Topology,
     view: &'a ClusterView,
     required: &'a [usize],
-    /// The job is sized by GPUs or CPUs: offer the trays with the most of them first (GPUs,
-    /// then CPUs; CPUs first for a job without GPUs), the
-    /// order in which [`Ctx::need`] counted them.
+    /// The job is sized by GPUs or CPUs: offer the trays with the most of them first, as
+    /// [`Ctx::need`] counted them (most GPUs, then most CPUs). `need` counts GPUs and CPUs
+    /// separately, so a job short of both on shared trays may get trays that hold its GPUs but
+    /// not its CPUs; Slurm then refuses that rack and the next one is tried.
     by_capacity: bool,
-    /// Sized by CPUs alone (no GPUs asked for): most CPUs first, then most GPUs.
+    /// The job asks for no GPUs: rank by most CPUs first, the resource `need` counted.
     by_cpus: bool,
 }
 

@@ -3,14 +3,13 @@
 //! with `Config::to_toml` gives a topology.toml that loads to the same racks and sizes.
 #![no_main]
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::config::{parse_block_conf, parse_toml, Config, MAX_TRAYS_PER_RACK};
 
-/// Node count up to which an accepted file is also rendered and read back.
-const ROUND_TRIP_AT_MOST: usize = 64;
+#[path = "../common/config_invariants.rs"]
+mod invariants;
+use topology_nvl72::config::{parse_block_conf, parse_toml, Config};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -27,23 +26,9 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check(config: &Config) {
-    assert!(!config.racks.is_empty());
-    assert!((1..=MAX_TRAYS_PER_RACK).contains(&config.trays_per_rack));
-    let mut names = HashSet::new();
-    let mut nodes = HashSet::new();
-    for rack in &config.racks {
-        assert!(!rack.name.is_empty());
-        assert!(names.insert(rack.name.as_str()), "rack {} twice", rack.name);
-        assert!(!rack.nodes.is_empty());
-        assert!(rack.nodes.len() <= config.trays_per_rack as usize);
-        for node in &rack.nodes {
-            assert!(nodes.insert(node.as_str()), "node {node} twice");
-        }
-    }
+    invariants::check_racks(config);
     // Converting to topology.toml (`nvl72 check --convert`-style) keeps the racks.
-    // The round trip of a large file runs the same code as a small one, only longer: keep
-    // the fuzzer fast (racks of up to 1024 nodes each are accepted).
-    if config.racks.iter().map(|r| r.nodes.len()).sum::<usize>() > ROUND_TRIP_AT_MOST {
+    if !invariants::round_trip_size(config) {
         return;
     }
     let rendered = config.to_toml();
