@@ -1,11 +1,18 @@
-//! Build script: binds to the pinned Slurm tree and compiles Slurm's topology helper library.
+//! Build script: binds to one Slurm release and compiles (or links) Slurm's topology helper
+//! library.
 //!
-//! 1. Locate the Slurm source tree (`SLURM_SRC`, else `slurm-headers/src/<tree>` from
-//!    `slurm-headers/PIN`, fetched by `scripts/fetch-slurm-source.sh` when missing).
-//! 2. Derive `plugin_version` from the tree's `META` and refuse a tree that does not match the
-//!    pin (unless `SLURM_SRC` says otherwise, which is announced loudly).
-//! 3. Compile `src/plugins/topology/common/*.c` (Slurm's static convenience library that every
-//!    topology plugin links) with `cc`.
+//! 1. Choose the Slurm inputs: `SLURM_SRC` (any source tree), else the pin
+//!    `slurm-headers/pins/$SLURM_PIN` (default 24.11.5), fetched when missing:
+//!    - `SLURM_KIND=debian-source`: Debian's orig tarball (`scripts/fetch-slurm-source.sh`);
+//!    - `SLURM_KIND=debian-binary`: Debian's `libslurm-dev` (public headers) and the helper
+//!      objects from `slurm-wlm-basic-plugins-dev` (`scripts/fetch-slurm-binary.sh`), with the
+//!      internal layouts from the committed ABI description (`slurm-headers/abi/`), for a
+//!      release whose source cannot be downloaded (26.05.5).
+//! 2. Derive `plugin_version` from the release, refuse a series the crate does not implement,
+//!    and tell the code which interface to export (`cfg(slurm_ctx)`, `cfg(slurm_jobinfo)`,
+//!    `cfg(slurm_eval_action)`, see [`Series`]).
+//! 3. Compile `src/plugins/topology/common/*.c` with `cc` (source tree), or link Debian's
+//!    objects of it (binary).
 //! 4. Run bindgen over `slurm-headers/wrapper.h` with an allowlist.
 //! 5. Link for lazy binding: slurmd, slurmstepd and the clients load the same `.so`, and they
 //!    lack slurmctld-only functions such as `job_mgr_determine_cpus_per_core`.
@@ -14,26 +21,79 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The only plugin ABI this crate implements (14 topology symbols).
-const SUPPORTED_SERIES: (u32, u32) = (24, 11);
+/// A Slurm series whose topology plugin interface the crate implements.
+struct Series {
+    major: u32,
+    minor: u32,
+    /// The `cfg`s its interface needs: each series has those of the ones before it.
+    /// - `slurm_ctx`: ops take the topology context (25.05);
+    /// - `slurm_jobinfo`: `topoinfo_*` names, per-job segment data, topology string (25.11);
+    /// - `slurm_eval_action`: `eval_action`, one-node hooks, ranks, topology errors (26.05).
+    cfgs: &'static [&'static str],
+}
+
+const SUPPORTED: [Series; 4] = [
+    Series {
+        major: 24,
+        minor: 11,
+        cfgs: &[],
+    },
+    Series {
+        major: 25,
+        minor: 5,
+        cfgs: &["slurm_ctx"],
+    },
+    Series {
+        major: 25,
+        minor: 11,
+        cfgs: &["slurm_ctx", "slurm_jobinfo"],
+    },
+    Series {
+        major: 26,
+        minor: 5,
+        cfgs: &["slurm_ctx", "slurm_jobinfo", "slurm_eval_action"],
+    },
+];
+const ALL_CFGS: [&str; 3] = ["slurm_ctx", "slurm_jobinfo", "slurm_eval_action"];
+const DEFAULT_PIN: &str = "24.11.5";
+
+/// Where the Slurm declarations and the helper library come from.
+enum Inputs {
+    /// A full source tree: internal headers, helper sources.
+    Tree(PathBuf),
+    /// Debian binary packages: public headers, helper objects; internal layouts from the
+    /// committed ABI description `abi_header` (relative to slurm-headers/).
+    Binary { dir: PathBuf, abi_header: String },
+}
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     for f in [
-        "slurm-headers/PIN",
+        "slurm-headers/pins",
+        "slurm-headers/abi",
         "slurm-headers/wrapper.h",
         "slurm-headers/config.h",
     ] {
         println!("cargo:rerun-if-changed={f}");
     }
     println!("cargo:rerun-if-env-changed=SLURM_SRC");
+    println!("cargo:rerun-if-env-changed=SLURM_PIN");
+    for cfg in ALL_CFGS {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
 
-    let pin = read_pin(&root.join("slurm-headers/PIN"));
-    let tree = slurm_tree(&root, &pin);
-    println!("cargo:rerun-if-changed={}", tree.join("META").display());
-    let (major, minor, micro) = meta_version(&tree);
-    let version = format!("{major}.{minor}.{micro}");
+    let pin_name = env::var("SLURM_PIN").unwrap_or_else(|_| DEFAULT_PIN.into());
+    let pin = read_pin(&root, &pin_name);
+    let inputs = slurm_inputs(&root, &pin);
+    let (major, minor, micro) = match &inputs {
+        Inputs::Tree(tree) => {
+            println!("cargo:rerun-if-changed={}", tree.join("META").display());
+            meta_version(tree)
+        }
+        Inputs::Binary { dir, .. } => header_version(&dir.join("include/slurm/slurm_version.h")),
+    };
+    let version = format!("{major}.{minor:02}.{micro}");
     let pinned = pin_value(&pin, "SLURM_VERSION");
     if env::var_os("SLURM_SRC").is_some() {
         if version != pinned {
@@ -43,23 +103,55 @@ fn main() {
             );
         }
     } else if version != pinned {
-        panic!(
-            "slurm-headers tree {} is Slurm {version}, but slurm-headers/PIN pins {pinned}",
-            tree.display()
-        );
+        panic!("the Slurm inputs fetched for pin {pin_name} are Slurm {version}, not {pinned}");
     }
-    if (major, minor) != SUPPORTED_SERIES {
+    let Some(series) = SUPPORTED
+        .iter()
+        .find(|s| (s.major, s.minor) == (major, minor))
+    else {
+        let names: Vec<String> = SUPPORTED
+            .iter()
+            .map(|s| format!("{}.{:02}", s.major, s.minor))
+            .collect();
         panic!(
-            "topology/nvl72 implements the Slurm {}.{} topology plugin ABI; Slurm {version} has a \
-             different interface (see docs/abi.md)",
-            SUPPORTED_SERIES.0, SUPPORTED_SERIES.1
+            "topology/nvl72 does not implement the topology plugin interface of Slurm {version}; \
+             supported series: {} (see docs/abi.md)",
+            names.join(", ")
         );
+    };
+    for cfg in series.cfgs {
+        println!("cargo:rustc-cfg={cfg}");
     }
     let version_number = (major << 16) | (minor << 8) | micro;
     println!("cargo:rustc-env=NVL72_SLURM_VERSION={version}");
     println!("cargo:rustc-env=NVL72_SLURM_VERSION_NUMBER={version_number}");
 
-    // slurm/slurm_version.h is generated by configure; write the equivalent from META.
+    refuse_unguarded_exports(&root.join("src/ffi"));
+    match &inputs {
+        Inputs::Tree(tree) => {
+            let gen_inc = write_version_header(&out, version_number, &version);
+            let includes = [gen_inc, root.join("slurm-headers"), tree.clone()];
+            compile_topology_common(tree, &includes);
+            generate_bindings(&root, &out, &includes, None);
+        }
+        Inputs::Binary { dir, abi_header } => {
+            let includes = [dir.join("include"), root.join("slurm-headers")];
+            let lib = dir.join("lib");
+            println!("cargo:rerun-if-changed={}", lib.display());
+            println!("cargo:rustc-link-search=native={}", lib.display());
+            println!("cargo:rustc-link-lib=static=slurm_topology_common");
+            generate_bindings(&root, &out, &includes, Some(abi_header));
+        }
+    }
+
+    // Lazy binding and partial RELRO: never resolve slurmctld-only functions at load time.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,relro");
+}
+
+/// slurm/slurm_version.h is generated by configure; a source tree lacks it, so write the
+/// equivalent from META.
+fn write_version_header(out: &Path, version_number: u32, version: &str) -> PathBuf {
     let gen_inc = out.join("include");
     fs::create_dir_all(gen_inc.join("slurm")).unwrap();
     let version_h = format!(
@@ -77,19 +169,27 @@ fn main() {
     if fs::read_to_string(&version_path).ok().as_deref() != Some(version_h.as_str()) {
         fs::write(&version_path, version_h).unwrap();
     }
-    let includes = [gen_inc, root.join("slurm-headers"), tree.clone()];
-
-    refuse_unguarded_exports(&root.join("src/ffi"));
-    compile_topology_common(&tree, &includes);
-    generate_bindings(&root, &out, &includes);
-
-    // Lazy binding and partial RELRO: never resolve slurmctld-only functions at load time.
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,lazy");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,relro");
+    gen_inc
 }
 
-fn read_pin(path: &Path) -> String {
-    fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+/// The pin file `slurm-headers/pins/<name>`; an unknown name lists the known ones.
+fn read_pin(root: &Path, name: &str) -> String {
+    let dir = root.join("slurm-headers/pins");
+    fs::read_to_string(dir.join(name)).unwrap_or_else(|e| {
+        let mut known: Vec<String> = fs::read_dir(&dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into())
+                    .collect()
+            })
+            .unwrap_or_default();
+        known.sort();
+        panic!(
+            "SLURM_PIN={name}: cannot read {} ({e}); pinned releases: {}",
+            dir.join(name).display(),
+            known.join(", ")
+        )
+    })
 }
 
 fn pin_value(pin: &str, key: &str) -> String {
@@ -98,11 +198,11 @@ fn pin_value(pin: &str, key: &str) -> String {
         .filter_map(|l| l.trim().strip_prefix(&format!("{key}=")))
         .map(|v| v.trim().trim_matches('"').to_string())
         .next()
-        .unwrap_or_else(|| panic!("slurm-headers/PIN lacks {key}="))
+        .unwrap_or_else(|| panic!("the Slurm pin lacks {key}="))
 }
 
-/// The Slurm tree to build against, fetching the pinned one on first use.
-fn slurm_tree(root: &Path, pin: &str) -> PathBuf {
+/// `SLURM_SRC`, else the pinned inputs, fetched on first use by the pin's script.
+fn slurm_inputs(root: &Path, pin: &str) -> Inputs {
     if let Some(src) = env::var_os("SLURM_SRC") {
         let p = PathBuf::from(src);
         assert!(
@@ -110,28 +210,59 @@ fn slurm_tree(root: &Path, pin: &str) -> PathBuf {
             "SLURM_SRC={} is not a Slurm source tree (no META)",
             p.display()
         );
-        return p;
+        return Inputs::Tree(p);
     }
-    let tree = root
-        .join("slurm-headers/src")
-        .join(pin_value(pin, "SLURM_TREE"));
-    if !tree.join("META").is_file() {
-        println!("cargo:warning=Slurm source tree missing; running scripts/fetch-slurm-source.sh");
+    let kind = pin_value(pin, "SLURM_KIND");
+    let (script, inputs, ready) = match kind.as_str() {
+        "debian-source" => {
+            let tree = root
+                .join("slurm-headers/src")
+                .join(pin_value(pin, "SLURM_TREE"));
+            let ready = tree.join("META");
+            ("fetch-slurm-source.sh", Inputs::Tree(tree), ready)
+        }
+        "debian-binary" => {
+            let dir = root
+                .join("slurm-headers/src")
+                .join(format!("debian-{}", pin_value(pin, "SLURM_VERSION")));
+            let ready = dir.join(".complete");
+            let abi_header = pin_value(pin, "SLURM_ABI_HEADER");
+            (
+                "fetch-slurm-binary.sh",
+                Inputs::Binary { dir, abi_header },
+                ready,
+            )
+        }
+        other => {
+            panic!("unknown SLURM_KIND={other} in the Slurm pin (debian-source, debian-binary)")
+        }
+    };
+    if !ready.is_file() {
+        println!("cargo:warning=Slurm inputs missing; running scripts/{script}");
         let status = Command::new("bash")
-            .arg(root.join("scripts/fetch-slurm-source.sh"))
+            .arg(root.join("scripts").join(script))
             .status()
-            .expect("cannot run scripts/fetch-slurm-source.sh");
+            .unwrap_or_else(|e| panic!("cannot run scripts/{script}: {e}"));
         assert!(
             status.success(),
-            "scripts/fetch-slurm-source.sh failed; see its output above"
+            "scripts/{script} failed; see its output above"
         );
     }
-    assert!(
-        tree.join("META").is_file(),
-        "no Slurm tree at {}",
-        tree.display()
-    );
-    tree
+    assert!(ready.is_file(), "no Slurm inputs at {}", ready.display());
+    inputs
+}
+
+/// (major, minor, micro) from a public `slurm_version.h` (`SLURM_VERSION_NUMBER 0x1a0505`).
+fn header_version(path: &Path) -> (u32, u32, u32) {
+    let text =
+        fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let number = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("#define SLURM_VERSION_NUMBER"))
+        .filter_map(|v| u32::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok())
+        .next()
+        .unwrap_or_else(|| panic!("{} lacks SLURM_VERSION_NUMBER", path.display()));
+    ((number >> 16) & 0xff, (number >> 8) & 0xff, number & 0xff)
 }
 
 fn meta_version(tree: &Path) -> (u32, u32, u32) {
@@ -232,7 +363,9 @@ fn refuse_unguarded_exports(src: &Path) {
     );
 }
 
-fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf]) {
+/// bindgen over wrapper.h; `abi_header` (binary inputs) replaces Slurm's internal headers by
+/// the committed ABI description of that release.
+fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf], abi_header: Option<&String>) {
     let mut builder = bindgen::Builder::default()
         .header(root.join("slurm-headers/wrapper.h").to_string_lossy())
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()))
@@ -242,28 +375,35 @@ fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf]) {
         .allowlist_type(
             "topology_eval_t|topology_data_t|dynamic_plugin_data_t|avail_res_t|sock_gres_t",
         )
+        .allowlist_type("topology_ctx_t|eval_action_t|topology_jobinfo_type_t")
         .allowlist_type("job_record_t|job_details_t|node_record_t|hostlist_t|buf_t|bitstr_t")
         .allowlist_function("slurm_bit_.*|next_node|next_node_bitmap|slurm_find_node_record")
         .allowlist_function(
             "slurm_node_name2bitmap|slurm_bitmap2node_name|copy_core_array|free_core_array",
         )
-        .allowlist_function("core_array_or|slurm_xcalloc|slurm_xfree|slurm_xstrdup")
+        .allowlist_function("core_array_or|slurm_xcalloc|slurm_xfree|slurm_xfree_ptr|slurm_xstrdup")
         .allowlist_function("slurm_packmem|slurm_unpackstr_xmalloc_chooser|slurm_hostlist_.*")
+        .allowlist_function("slurm_pack32|slurm_unpack32")
         .allowlist_function(
             "slurm_log_var|slurm_error|slurm_get_log_level|slurm_running_in_slurmctld",
         )
+        .allowlist_function("slurm_run_in_daemon")
         .allowlist_function("common_topo_choose_nodes|common_topo_get_node_addr")
-        .allowlist_function("common_topo_split_hostlist_treewidth|eval_nodes")
-        .allowlist_function("slurm_list_for_each_ro")
+        .allowlist_function("common_topo_split_hostlist_treewidth|eval_nodes|common_test_node")
+        .allowlist_function("slurm_list_for_each_ro|slurm_list_create|slurm_list_append")
+        .allowlist_function("slurm_list_count|slurm_list_destroy")
         .allowlist_var("node_record_table_ptr|node_record_count|topo_conf|slurm_conf")
         .allowlist_var("part_list|idle_node_bitmap")
         .allowlist_var("SLURM_SUCCESS|SLURM_ERROR|ESLURM_.*|NODE_STATE_.*|TOPOLOGY_PLUGIN_.*")
-        .allowlist_var("SLURM_24_11_PROTOCOL_VERSION|SLURM_MIN_PROTOCOL_VERSION|NO_VAL|NO_VAL16")
+        .allowlist_var("NO_VAL|NO_VAL16|JOB_MAGIC|DETAILS_MAGIC|NODE_MAGIC|TOPO_RANK_ID_SHIFT")
         .allowlist_var("WHOLE_NODE_.*|LOG_LEVEL_.*|JOB_STATE_BASE|INFINITE")
-        .allowlist_type("log_level_t|slurm_err_t|node_states|nvl72_node_flag|job_states")
+        .allowlist_type("log_level_t|slurm_err_t|node_states|nvl72_.*|job_states")
         .rustified_enum("topology_data_t");
     for inc in includes {
         builder = builder.clang_arg(format!("-I{}", inc.display()));
+    }
+    if let Some(h) = abi_header {
+        builder = builder.clang_arg(format!("-DNVL72_ABI_HEADER=\"{h}\""));
     }
     builder
         .generate()

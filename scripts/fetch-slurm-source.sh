@@ -1,5 +1,6 @@
 #!/bin/bash
-# fetch-slurm-source.sh — fetch the pinned Slurm source tree (slurm-headers/PIN) that
+# fetch-slurm-source.sh — fetch the pinned Slurm source tree (slurm-headers/pins/$SLURM_PIN,
+# default 24.11.5) that
 # topology/nvl72 is built against, and print its path on the last line.
 #
 # How: Debian's source package of slurm-wlm, looked up with a PRIVATE apt configuration
@@ -14,13 +15,20 @@
 #      SECURITY_MIRROR=http://deb.debian.org/debian-security
 #      SLURM_SRC=/path/to/slurm-x.y.z   use this tree instead: nothing is fetched, the path is
 #                                       checked and printed
+#      SLURM_PIN=24.11.5                 which slurm-headers/pins/ file (a debian-binary pin
+#                                       hands over to fetch-slurm-binary.sh)
 # Needs: apt-get, curl, sha256sum, tar.  Root is not required.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 HDR=$(dirname "$HERE")/slurm-headers
-# shellcheck source=../slurm-headers/PIN
-. "$HDR/PIN"
+PIN=$HDR/pins/${SLURM_PIN:-24.11.5}
+[ -r "$PIN" ] || { echo "[fetch-slurm-source] ERROR: no pin $PIN (pinned: $(ls "$HDR/pins" | tr '\n' ' '))" >&2; exit 1; }
+# shellcheck source=../slurm-headers/pins/24.11.5
+. "$PIN"
+if [ "${SLURM_KIND:-debian-source}" = debian-binary ] && [ -z "${SLURM_SRC:-}" ]; then
+    exec bash "$HERE/fetch-slurm-binary.sh"   # a release Debian ships only as binaries
+fi
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 CACHE=$HDR/cache
@@ -91,7 +99,7 @@ $uris"
         rm -f "$TARBALL.part"
         die "sha256 mismatch for $SLURM_ORIG_TARBALL from $uri:
     got      $got
-    expected $SLURM_ORIG_SHA256 (slurm-headers/PIN)"
+    expected $SLURM_ORIG_SHA256 ($PIN)"
     fi
     mv -f "$TARBALL.part" "$TARBALL"
     say "sha256 ok: $SLURM_ORIG_SHA256"
