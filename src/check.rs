@@ -26,7 +26,8 @@
 //! | gres.conf gives rack nodes fewer GPUs than slurm.conf (slurmctld drains them) | error |
 //! | gres.conf gives rack nodes more GPUs than slurm.conf (Slurm ignores the excess) | warning |
 //! | slurm.conf nodes with GPUs in no rack (Slurm's generic selection places them) | warning |
-//! | `TopologyPlugin` is not `topology/nvl72`; a `topology.yaml` next to slurm.conf | warning |
+//! | `TopologyPlugin` is not `topology/nvl72` | warning |
+//! | a `topology.yaml` next to slurm.conf (25.05+ read it instead and never load the plugin) | error on 25.05+, warning on 24.11 |
 //!
 //! GPU counts: slurmctld schedules with slurm.conf's `Gres=` (a node without a gpu there has
 //! none, whatever gres.conf says), so that is what is compared with `gpus_per_tray`; gres.conf
@@ -349,13 +350,28 @@ fn check_plugin(input: &CheckInput, slurm: &SlurmConf, out: &mut Vec<Problem>) {
     }
     let yaml = dir_of(&input.slurm_conf).join("topology.yaml");
     if yaml.exists() {
-        out.push(problem(
-            &yaml,
-            None,
-            Severity::Warning,
-            "Slurm 25.05 and later read this file and ignore TopologyPlugin; topology/nvl72 \
-             supports Slurm 24.11, remove or rename it"
-                .to_string(),
-        ));
+        out.push(yaml_problem(&yaml));
     }
+}
+
+/// Slurm 25.05 and later build their topologies from topology.yaml when it exists and then
+/// never read `TopologyPlugin=`; the file cannot name topology/nvl72 (its parser knows only
+/// Slurm's own plugins), so the plugin is not even loaded. 24.11 ignores the file.
+fn yaml_problem(yaml: &Path) -> Problem {
+    let (severity, message) = if cfg!(slurm_ctx) {
+        (
+            Severity::Error,
+            "Slurm reads this file instead of TopologyPlugin= and cannot name topology/nvl72 in \
+             it, so topology/nvl72 is not loaded: remove or rename it on every host (it is also \
+             sent to configless nodes)",
+        )
+    } else {
+        (
+            Severity::Warning,
+            "Slurm 24.11 ignores this file, but 25.05 and later read it instead of \
+             TopologyPlugin= and would not load topology/nvl72: remove or rename it before \
+             upgrading",
+        )
+    };
+    problem(yaml, None, severity, message.to_string())
 }

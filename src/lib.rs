@@ -7,6 +7,7 @@
 //! needs it says so.
 #![deny(unsafe_code)]
 
+pub mod allocation;
 pub mod check;
 pub mod config;
 pub mod demand;

@@ -71,7 +71,12 @@ fn load_time_bindings_are_only_symbols_every_slurm_program_has() {
         "node_record_count",
         "node_record_table_ptr",
         "slurm_conf",
+        #[cfg(not(slurm_ctx))]
         "topo_conf",
+        #[cfg(slurm_jobinfo)]
+        "slurm_xfree_ptr",
+        // Our own export, read by the log macros of Debian's helper objects (26.05.5 build).
+        "plugin_type",
         "slurm_gres_find_sock_by_job_state",
         "slurm_gres_sock_delete",
     ];
@@ -94,6 +99,8 @@ fn load_time_bindings_are_only_symbols_every_slurm_program_has() {
         "job_mgr_determine_cpus_per_core",
         "lock_slurmctld",
         "unlock_slurmctld",
+        "hres_select_check",
+        "hres_select_return",
     ] {
         let line = relocs.lines().find(|l| l.contains(slurmctld_only));
         assert!(
@@ -103,10 +110,11 @@ fn load_time_bindings_are_only_symbols_every_slurm_program_has() {
     }
 }
 
-#[test]
-fn exports_the_whole_24_11_topology_interface() {
-    let syms = readelf(&["--dyn-syms", "-W"]);
-    for sym in [
+/// Exactly the symbols the Slurm series built for resolves (`src/interfaces/topology.c`
+/// `syms[]`, plus the loader's `plugin_*`, `init`, `fini`): a missing one makes the loader
+/// refuse the plugin as corrupted, an extra `topology_p_*` one means a wrong series.
+fn expected_exports() -> Vec<&'static str> {
+    let mut syms = vec![
         "plugin_name",
         "plugin_type",
         "plugin_version",
@@ -120,17 +128,75 @@ fn exports_the_whole_24_11_topology_interface() {
         "topology_p_generate_node_ranking",
         "topology_p_get_node_addr",
         "topology_p_split_hostlist",
-        "topology_p_topology_free",
         "topology_p_get",
-        "topology_p_topology_pack",
-        "topology_p_topology_print",
-        "topology_p_topology_unpack",
         "topology_p_get_fragmentation",
-    ] {
+    ];
+    if cfg!(slurm_jobinfo) {
+        syms.extend([
+            "topology_p_topoinfo_free",
+            "topology_p_topoinfo_pack",
+            "topology_p_topoinfo_print",
+            "topology_p_topoinfo_unpack",
+            "topology_p_jobinfo_free",
+            "topology_p_jobinfo_pack",
+            "topology_p_jobinfo_unpack",
+            "topology_p_jobinfo_get",
+            "topology_p_get_topology_str",
+        ]);
+    } else {
+        syms.extend([
+            "topology_p_topology_free",
+            "topology_p_topology_pack",
+            "topology_p_topology_print",
+            "topology_p_topology_unpack",
+        ]);
+    }
+    if cfg!(slurm_ctx) {
+        syms.extend([
+            "supports_exclusive_topo",
+            "topology_p_add_rm_node",
+            "topology_p_destroy_config",
+        ]);
+    }
+    if cfg!(slurm_eval_action) {
+        syms.extend([
+            "topology_p_allow_one_node",
+            "topology_p_eval_node",
+            "topology_p_get_rank",
+        ]);
+    }
+    syms
+}
+
+#[test]
+fn exports_exactly_the_topology_interface_of_its_slurm_series() {
+    let table = readelf(&["--dyn-syms", "-W"]);
+    let defined: Vec<&str> = table
+        .lines()
+        .filter(|l| !l.contains(" UND "))
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    let expected = expected_exports();
+    for sym in &expected {
+        assert!(defined.contains(sym), "{sym} not exported");
+    }
+    for sym in defined.iter().filter(|s| s.starts_with("topology_p_")) {
         assert!(
-            syms.lines()
-                .any(|l| l.split_whitespace().last() == Some(sym) && !l.contains(" UND ")),
-            "{sym} not exported"
+            expected.contains(sym),
+            "{sym} exported but not in this series' interface"
         );
     }
+    // syms[] has 15 names in 24.11, 18 in 25.05, 23 in 25.11 and 26 in 26.05 (26.05.3
+    // topology.c:106-133); the loader adds plugin_name, plugin_version, init and fini.
+    let count = match (
+        cfg!(slurm_ctx),
+        cfg!(slurm_jobinfo),
+        cfg!(slurm_eval_action),
+    ) {
+        (false, _, _) => 19,
+        (true, false, _) => 22,
+        (true, true, false) => 27,
+        (true, true, true) => 30,
+    };
+    assert_eq!(expected.len(), count);
 }

@@ -12,7 +12,7 @@
 //!    next set is tried.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::bindings as b;
@@ -32,6 +32,65 @@ use crate::placement::{self, JobRequest, Reject};
 /// in the later ones either: they return at once instead of redoing the work under the locks.
 static EVAL: AtomicU64 = AtomicU64::new(0);
 static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Whether the job of that evaluation has `--segment` (26.05 names the reason after it).
+static NOT_NOW_SEGMENT: AtomicBool = AtomicBool::new(false);
+
+/// How a try ended without a placement, which each series reports differently.
+#[derive(Clone, Copy)]
+enum Failure {
+    /// No rack (or set of racks, or room for the segments) can hold the job now.
+    NoRoom {
+        /// 26.05 names the reason after it.
+        #[cfg_attr(not(slurm_eval_action), allow(dead_code))]
+        segment: bool,
+    },
+    /// Racks fit, but Slurm refused every choice for cores, memory or GRES.
+    NoResources,
+    /// The request can never fit the racks (refused at submission).
+    Never,
+}
+
+/// The return code for `failure`; on 26.05 also the retry-loop directive
+/// (`common_topo_choose_nodes` reads `eval_action` after every failed call, and returns the
+/// first failure's code, which becomes the pending reason when it is a topology error):
+/// - no room: stop retrying (fewer trays cannot help), "No suitable topology unit found";
+/// - no resources: Slurm's default retry, plain error, so the reason stays `Resources`.
+///
+/// # Safety
+/// `te` must be the valid topology_eval_t of the current eval.
+unsafe fn failed(te: *mut b::topology_eval_t, failure: Failure) -> c_int {
+    #[cfg(slurm_eval_action)]
+    // SAFETY: per the function contract.
+    unsafe {
+        let (action, rc) = match failure {
+            Failure::NoRoom { segment: false } => (
+                b::eval_action_t_EVAL_ACTION_BREAK,
+                b::slurm_err_t_ESLURM_TOPO_NO_FIT as c_int,
+            ),
+            Failure::NoRoom { segment: true } => (
+                b::eval_action_t_EVAL_ACTION_BREAK,
+                b::slurm_err_t_ESLURM_TOPO_SEGMENT_NO_FIT as c_int,
+            ),
+            Failure::NoResources => (b::eval_action_t_EVAL_ACTION_RETRY_DEFAULT, slurm::ERROR),
+            // A permanent error is only allowed on the first pass (Slurm asserts it in its
+            // retry loop); later ones just stop.
+            Failure::Never if !(*te).first_pass => {
+                (b::eval_action_t_EVAL_ACTION_BREAK, slurm::ERROR)
+            }
+            Failure::Never => (b::eval_action_t_EVAL_ACTION_BREAK, slurm::TOPO_UNAVAILABLE),
+        };
+        (*te).eval_action = action;
+        rc
+    }
+    #[cfg(not(slurm_eval_action))]
+    {
+        let _ = te;
+        match failure {
+            Failure::Never => slurm::TOPO_UNAVAILABLE,
+            Failure::NoRoom { .. } | Failure::NoResources => slurm::ERROR,
+        }
+    }
+}
 
 /// `topology_p_eval_nodes`.
 ///
@@ -55,7 +114,9 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> c_int {
     // and writers of idle_node_bitmap; the copy stays valid for this call (and the callbacks
     // below, which run inside it).
     unsafe { slurm::IDLE_NODE_BITMAP.refresh(std::ptr::addr_of_mut!(b::idle_node_bitmap)) };
-    let Some(st) = state::current() else {
+    // SAFETY: job_ptr is valid while the scheduler holds the job lock (function contract).
+    let layout_ok = unsafe { slurm::job_layout_ok(job) };
+    let (Some(st), true) = (state::current(), layout_ok) else {
         // SAFETY: plain delegation to Slurm's default selection with the same arguments.
         return unsafe { b::common_topo_choose_nodes(te) };
     };
@@ -73,6 +134,28 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> c_int {
         log::info!("JobId={}: {why}", unsafe { (*job).job_id });
         return slurm::TOPO_UNAVAILABLE;
     }
+    // SAFETY: as below, plus: the job record is ours to update under the job write lock.
+    let rc = unsafe { choose_in_racks(te) };
+    #[cfg(slurm_jobinfo)]
+    if rc == slurm::SUCCESS {
+        // SAFETY: job and node_map valid for the call (see above); node_map is final now.
+        unsafe {
+            if super::jobinfo::wants_pieces(call, job) {
+                let pieces =
+                    crate::allocation::nvlink_pieces(&st.topo, &node_map.ones(), req.segment);
+                let names = pieces.iter().map(|p| slurm::node_names(p)).collect();
+                super::jobinfo::attach(job, names);
+            }
+        }
+    }
+    rc
+}
+
+/// Runs Slurm's helper with [`eval_in_racks`] as the placement algorithm.
+///
+/// # Safety
+/// `te` must be the valid topology_eval_t of the current eval.
+unsafe fn choose_in_racks(te: *mut b::topology_eval_t) -> c_int {
     // SAFETY: we hand Slurm's helper our callback for this call only; it calls it with the
     // same `te`. Slurm's own fields are put back afterwards (no Rust code runs in between
     // that could panic, except inside the callback's own guard).
@@ -200,10 +283,21 @@ callback! {
 /// # Safety
 /// `te` must be the topology_eval_t of the current `eval_nodes` (see its contract).
 unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> c_int {
+    if te.is_null() {
+        return slurm::ERROR;
+    }
+    // 26.05: the directive Slurm's retry loop finds should the call below panic before it
+    // sets one (the guard returns an error); every normal return sets its own.
+    #[cfg(slurm_eval_action)]
+    // SAFETY: per the function contract.
+    unsafe {
+        (*te).eval_action = b::eval_action_t_EVAL_ACTION_BREAK;
+    }
     match state::current() {
         // SAFETY: per the function contract.
-        Some(st) if !te.is_null() => unsafe { place(call, te, &st) },
-        _ => slurm::ERROR,
+        Some(st) => unsafe { place(call, te, &st) },
+        // SAFETY: per the function contract.
+        None => unsafe { failed(te, Failure::NoResources) },
     }
 }
 
@@ -211,7 +305,10 @@ unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> c_int 
 /// `te` must be the valid topology_eval_t of the current eval.
 unsafe fn place(call: &Call, te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
     if NOT_NOW.load(Ordering::Relaxed) == EVAL.load(Ordering::Relaxed) {
-        return slurm::ERROR; // no room in this evaluation already (see NOT_NOW)
+        // No room in this evaluation already (see NOT_NOW).
+        let segment = NOT_NOW_SEGMENT.load(Ordering::Relaxed);
+        // SAFETY: per the function contract.
+        return unsafe { failed(te, Failure::NoRoom { segment }) };
     }
     // SAFETY: see the function contract; every pointer below comes from `te`.
     unsafe {
@@ -232,14 +329,20 @@ unsafe fn place(call: &Call, te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c
             Ok(a) => a,
             Err(Reject::Never(why)) => {
                 log::info!("JobId={job_id}: {why}");
-                return slurm::TOPO_UNAVAILABLE;
+                return failed(te, Failure::Never);
             }
             Err(Reject::NotNow(why)) => {
                 NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+                NOT_NOW_SEGMENT.store(req.segment.is_some(), Ordering::Relaxed);
                 if log::log_enabled!(log::Level::Debug) {
                     log::debug!("JobId={job_id}: waits, {why}; demand {}", shape.explain());
                 }
-                return slurm::ERROR;
+                return failed(
+                    te,
+                    Failure::NoRoom {
+                        segment: req.segment.is_some(),
+                    },
+                );
             }
         };
         let level = if st.topo.policy.log_decisions {
@@ -282,6 +385,6 @@ unsafe fn place(call: &Call, te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c
             "JobId={job_id}: none of {} rack choices satisfies CPUs/GRES",
             alternatives.len()
         );
-        slurm::ERROR
+        failed(te, Failure::NoResources)
     }
 }

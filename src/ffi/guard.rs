@@ -53,16 +53,20 @@ pub fn guarded<T>(entry: &str, on_panic: T, f: impl for<'c> FnOnce(&Call<'c>) ->
 ///
 /// The implementation is an `unsafe fn(&Call, args...)` whose safety contract is the
 /// calling convention Slurm documents for that symbol.
+///
+/// Arguments after a `;` are part of the C signature but not passed on (the topology context
+/// pointer of 25.05+, which this plugin does not need).
 macro_rules! export {
     ($(
         $(#[$meta:meta])*
-        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $imp:path, on_panic $fallback:expr;
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)? $(; $($unused:ident: $uty:ty),+ $(,)?)?)
+            -> $ret:ty = $imp:path, on_panic $fallback:expr;
     )*) => {$(
         $(#[$meta])*
         #[no_mangle]
         #[allow(unsafe_code)] // the one place symbols are exported, each behind the guard
         #[allow(unused_unsafe)] // some implementations are safe functions
-        pub extern "C" fn $name($($arg: $ty),*) -> $ret {
+        pub extern "C" fn $name($($arg: $ty,)* $($($unused: $uty),+)?) -> $ret {
             $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
                 // SAFETY: Slurm calls this symbol with the arguments its topology interface
                 // documents, which is the contract of the implementation.

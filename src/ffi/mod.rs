@@ -10,8 +10,14 @@
 //! - `eval`: job placement inside slurmctld's selection; `restore`: undoing a failed try.
 //! - `end_times`: when running jobs end, for `[policy] end_time`.
 //! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
+//! - `ctx` (25.05+): the operations later series added or changed (context, node units,
+//!   topology strings, one-node path, ranks).
+//! - `jobinfo` (25.11+): each job's NVLink-domain pieces, for one IMEX channel each.
 #[allow(unsafe_code)]
 mod bindings;
+#[cfg(slurm_ctx)]
+#[allow(unsafe_code)]
+mod ctx;
 #[allow(unsafe_code)]
 mod end_times;
 #[allow(unsafe_code)]
@@ -21,6 +27,9 @@ mod exports;
 #[allow(unsafe_code)]
 mod fault;
 mod guard;
+#[cfg(slurm_jobinfo)]
+#[allow(unsafe_code)]
+mod jobinfo;
 #[allow(unsafe_code)]
 mod ops;
 #[allow(unsafe_code)]

@@ -60,6 +60,9 @@ pub fn build_config(_: &Call) -> c_int {
             _ => slurm::fatal(&format!("invalid topology configuration: {e}")),
         },
     };
+    if !slurm::node_table_layout_ok() {
+        return slurm::ERROR; // logged; no rack table, so eval falls back to Slurm's selection
+    }
     let loaded = state::resolve(&config);
     log::info!(
         "{} racks, {} trays, {} GPUs per tray from {}",

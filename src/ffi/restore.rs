@@ -111,6 +111,13 @@ impl Drop for Attempt<'_, '_> {
             (*o.te).max_nodes = o.max_nodes;
             (*o.te).avail_cpus = o.avail_cpus;
             (*o.te).gres_per_job = o.gres_per_job;
+            // 26.05: what Slurm's retry loop reads if nothing sets it after us (a panic
+            // unwinding through here): stop, rather than retry a call that failed that way.
+            // Normal failures set their own directive after the last attempt.
+            #[cfg(slurm_eval_action)]
+            {
+                (*o.te).eval_action = b::eval_action_t_EVAL_ACTION_BREAK;
+            }
         }
     }
 }
@@ -130,7 +137,11 @@ struct ResSave {
     res: *mut b::avail_res_t,
     avail_cpus: u16,
     avail_gpus: u16,
+    /// `avail_res_cnt` (CPUs + GPUs) up to 25.05, `avail_res_prod` (CPUs x GPUs) from 25.11.
+    #[cfg(not(slurm_jobinfo))]
     avail_res_cnt: u16,
+    #[cfg(slurm_jobinfo)]
+    avail_res_prod: u64,
     gres_min_cpus: u32,
     gres_max_tasks: u32,
     max_cpus: u16,
@@ -182,7 +193,10 @@ impl Saved {
                 res,
                 avail_cpus: r.avail_cpus,
                 avail_gpus: r.avail_gpus,
+                #[cfg(not(slurm_jobinfo))]
                 avail_res_cnt: r.avail_res_cnt,
+                #[cfg(slurm_jobinfo)]
+                avail_res_prod: r.avail_res_prod,
                 gres_min_cpus: r.gres_min_cpus,
                 gres_max_tasks: r.gres_max_tasks,
                 max_cpus: r.max_cpus,
@@ -239,7 +253,14 @@ impl Saved {
                 let r = &mut *s.res;
                 r.avail_cpus = s.avail_cpus;
                 r.avail_gpus = s.avail_gpus;
-                r.avail_res_cnt = s.avail_res_cnt;
+                #[cfg(not(slurm_jobinfo))]
+                {
+                    r.avail_res_cnt = s.avail_res_cnt;
+                }
+                #[cfg(slurm_jobinfo)]
+                {
+                    r.avail_res_prod = s.avail_res_prod;
+                }
                 r.gres_min_cpus = s.gres_min_cpus;
                 r.gres_max_tasks = s.gres_max_tasks;
                 r.max_cpus = s.max_cpus;

@@ -207,6 +207,42 @@ pub fn node_cpus(index: usize) -> Option<u16> {
     record(index).map(|rec| unsafe { (*rec).cpus_efctv })
 }
 
+/// A node record's name, borrowed for the call.
+///
+/// # Safety
+/// `node` must be NULL or a live node record for the whole of `call`.
+#[cfg(slurm_ctx)]
+pub unsafe fn node_name_of<'c>(call: &Call<'c>, node: *mut b::node_record_t) -> Option<&'c str> {
+    // SAFETY: per the contract; name is NULL or NUL-terminated.
+    (!node.is_null())
+        .then(|| unsafe { str_arg(call, (*node).name) })
+        .flatten()
+}
+
+/// The node's `Topology=` string (`scontrol show node`).
+#[cfg(slurm_ctx)]
+pub fn topology_str(index: usize) -> Option<String> {
+    // SAFETY: `record` returns live node records; the field is NULL or a C string.
+    record(index).and_then(|rec| unsafe { owned_str((*rec).topology_str) })
+}
+
+/// Replaces the node's `Topology=` string (Slurm's allocator; the old one is freed).
+///
+/// # Safety
+/// Only while no other thread reads or writes node records (slurmctld's configuration load).
+#[cfg(slurm_ctx)]
+pub unsafe fn set_topology_str(index: usize, value: Option<&str>) {
+    if let Some(rec) = record(index) {
+        // SAFETY: a live record, exclusive access per the contract; the old string came from
+        // Slurm's allocator (xstrdup) and nothing else keeps it.
+        unsafe {
+            let old = (*rec).topology_str;
+            (*rec).topology_str = value.map_or(null(), xstrdup);
+            xfree(old);
+        }
+    }
+}
+
 /// Sets `node_rank` for the node at `index`.
 ///
 /// # Safety
@@ -217,6 +253,75 @@ pub unsafe fn set_node_rank(index: usize, rank: u32) {
         // SAFETY: a live record; exclusive access per the contract above.
         unsafe { (*rec).node_rank = rank };
     }
+}
+
+#[cfg(slurm_jobinfo)]
+/// Host list of the named nodes (`gb[001-004]`), for messages and Slurm strings.
+pub fn node_names(indices: &[usize]) -> String {
+    let names: Vec<String> = indices
+        .iter()
+        .filter_map(|&i| node(i))
+        .map(|n| n.name)
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::hostlist::compress(&refs)
+}
+
+/// Set once a Slurm record did not carry its magic number where this build expects it.
+static LAYOUT_MISMATCH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Struct layouts can drift between Slurm releases (and a source tree can be mislabelled):
+/// Slurm's records start with or carry magic numbers, checked here at the offsets this build
+/// was compiled for. On a mismatch one error names the Slurm the plugin was built for, and
+/// the callers fall back to Slurm's generic selection instead of reading garbage.
+fn layout_mismatch(what: &str) -> bool {
+    if !LAYOUT_MISMATCH.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        log_error(&format!(
+            "topology/nvl72 was built for Slurm {} but this process's {what} do not match that \
+             layout; rack placement is off and Slurm's generic selection places jobs. Rebuild \
+             the plugin against this Slurm's exact release",
+            env!("NVL72_SLURM_VERSION")
+        ));
+    }
+    false
+}
+
+/// The job record and its details (every job Slurm evaluates has them) carry their magic
+/// numbers.
+///
+/// # Safety
+/// `job` must be NULL or a live job record (job lock held).
+pub unsafe fn job_layout_ok(job: *const b::job_record_t) -> bool {
+    if LAYOUT_MISMATCH.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    if job.is_null() {
+        return false;
+    }
+    // SAFETY: per the contract; the magic fields lie inside the records at this build's
+    // offsets, which are within the records of any release whose sizes are at least ours.
+    // `details` is read at our offset: after a drift it may be another field, so it is only
+    // followed when it is a plausible pointer (aligned, not NULL or in the zero page); a
+    // string field found there instead points to readable memory too.
+    let ok = unsafe {
+        let details = (*job).details;
+        (*job).magic == b::JOB_MAGIC
+            && details as usize % std::mem::align_of::<b::job_details_t>() == 0
+            && details as usize >= 4096
+            && (*details).magic == b::DETAILS_MAGIC
+    };
+    ok || layout_mismatch("job records")
+}
+
+/// Every node record carries NODE_MAGIC and its own index.
+pub fn node_table_layout_ok() -> bool {
+    let ok = (0..node_count()).all(|i| {
+        // SAFETY: `record` returns live node records.
+        record(i).map_or(true, |rec| unsafe {
+            (*rec).magic == b::NODE_MAGIC && i64::from((*rec).index) == i as i64
+        })
+    });
+    ok || layout_mismatch("node records")
 }
 
 /// DOWN, DRAIN, FAIL, or not responding: the tray is not healthy capacity.
@@ -273,6 +378,24 @@ pub fn xmalloc<T>() -> *mut T {
     }
 }
 
+#[cfg(slurm_eval_action)]
+/// Allocates `n` zeroed `T`s with Slurm's allocator (the caller frees with xfree).
+pub fn xmalloc_array<T>(n: usize) -> *mut T {
+    // SAFETY: xcalloc(n, size, clear=true, try=false) aborts on OOM and never returns NULL.
+    unsafe {
+        b::slurm_xcalloc(
+            n.max(1),
+            std::mem::size_of::<T>(),
+            true,
+            false,
+            c"topology_nvl72".as_ptr(),
+            0,
+            c"xmalloc_array".as_ptr(),
+        )
+        .cast()
+    }
+}
+
 /// Borrows a C string argument for the rest of the call.
 ///
 /// # Safety
@@ -295,9 +418,17 @@ pub unsafe fn owned_str(p: *const c_char) -> Option<String> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
+#[cfg(not(slurm_ctx))]
 pub fn running_in_slurmctld() -> bool {
     // SAFETY: no arguments; reads a cached process flag.
     unsafe { b::slurm_running_in_slurmctld() }
+}
+
+/// 25.05+: `running_in_slurmctld()` became a macro over `run_in_daemon(IS_SLURMCTLD)`.
+#[cfg(slurm_ctx)]
+pub fn running_in_slurmctld() -> bool {
+    // SAFETY: takes a daemon mask by value; reads a cached process flag.
+    unsafe { b::slurm_run_in_daemon(b::nvl72_daemon_NVL72_IS_SLURMCTLD) }
 }
 
 /// slurmctld's StateSaveLocation, where the last good topology is kept.
@@ -307,16 +438,38 @@ pub fn state_save_location() -> Option<std::path::PathBuf> {
     unsafe { owned_str(b::slurm_conf.state_save_location) }.map(std::path::PathBuf::from)
 }
 
-/// The directory holding slurm.conf (and so topology.toml), from Slurm's `topo_conf` path.
+/// The directory holding slurm.conf (and so topology.toml), from Slurm's `topo_conf` path
+/// (`<confdir>/topology.conf`); programs without one (clients) use `SLURM_CONF`'s directory.
 pub fn config_dir() -> std::path::PathBuf {
-    // SAFETY: topo_conf is NULL or an xstrdup'd path set by topology_g_init before any op.
-    let topo = unsafe { owned_str(b::topo_conf) }.map(std::path::PathBuf::from);
-    topo.and_then(|p| p.parent().map(|d| d.to_path_buf()))
+    topo_conf()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()))
         .or_else(|| {
             std::env::var_os("SLURM_CONF")
                 .and_then(|c| std::path::Path::new(&c).parent().map(|d| d.to_path_buf()))
         })
         .unwrap_or_else(|| "/etc/slurm".into())
+}
+
+/// 24.11: the interface's global `topo_conf`.
+#[cfg(not(slurm_ctx))]
+fn topo_conf() -> Option<std::path::PathBuf> {
+    // SAFETY: topo_conf is NULL or an xstrdup'd path set by topology_g_init before any op.
+    unsafe { owned_str(b::topo_conf) }.map(std::path::PathBuf::from)
+}
+
+/// 25.05+: `tctx->topo_conf`, remembered from the ops that receive the context
+/// (`generate_node_ranking`, `build_config`, which run before any other).
+#[cfg(slurm_ctx)]
+static TOPO_CONF: parking_lot::Mutex<Option<std::path::PathBuf>> = parking_lot::Mutex::new(None);
+
+#[cfg(slurm_ctx)]
+fn topo_conf() -> Option<std::path::PathBuf> {
+    TOPO_CONF.lock().clone()
+}
+
+#[cfg(slurm_ctx)]
+pub fn set_topo_conf(path: &str) {
+    *TOPO_CONF.lock() = Some(path.into());
 }
 
 /// A slurmctld global that Slurm's topology helper library also defines as a local

@@ -124,3 +124,23 @@ pub unsafe fn print(
     }
     slurm::SUCCESS
 }
+
+/// 25.05+: `scontrol show topology unit=<rack or group> node=<nodes>`; the unit, when given,
+/// selects (the positional argument now names the topology context, `default`).
+///
+/// # Safety
+/// As [`print`]; `unit` NULL or a C string.
+#[cfg(slurm_ctx)]
+pub unsafe fn print_unit(
+    call: &Call,
+    topoinfo: *mut c_void,
+    nodes_list: *mut c_char,
+    unit: *mut c_char,
+    out: *mut *mut c_char,
+) -> c_int {
+    // SAFETY: per the function contract.
+    let has_unit = unsafe { slurm::str_arg(call, unit) }.is_some_and(|u| !u.trim().is_empty());
+    let filter = if has_unit { unit } else { nodes_list };
+    // SAFETY: per the function contract.
+    unsafe { print(call, topoinfo, filter, out) }
+}

@@ -1,0 +1,165 @@
+//! Per-job topology data (25.11+, `job_ptr->topo_jobinfo`): the job's NVLink-domain pieces.
+//!
+//! With `SwitchType=switch/nvidia_imex` and `--network=unique-channel-per-segment`, Slurm gives
+//! each entry of the list that `jobinfo_get(TOPO_JOBINFO_SEGMENT_LIST)` returns its own IMEX
+//! channel (`switch_nvidia_imex.c`, `switch_p_job_start`), and finds a node's channel by
+//! expanding the entries: every node of the job is in exactly one entry. topology/block fills
+//! the list only for `--segment` jobs; here every NVLink domain of the job is one entry
+//! (`allocation::nvlink_pieces`): each segment, or each rack's part of a job across racks.
+//!
+//! The data is a `Box<JobInfo>`; slurmctld packs it into its job state (`jobinfo_pack`), so
+//! the format below is private but must survive a restart: `u32` count, then the strings.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use super::bindings as b;
+use super::guard::Call;
+use super::slurm;
+
+/// `xstrstr(job_ptr->network, ...)` in the IMEX plugin: only such jobs get the list.
+pub const PER_DOMAIN_CHANNELS: &str = "unique-channel-per-segment";
+/// A sane bound for unpacking a saved list (a job has at most one piece per tray).
+const MAX_PIECES: u32 = 1 << 20;
+
+/// One job's pieces, as host lists, and the Slurm list handed to the IMEX plugin.
+pub struct JobInfo {
+    pieces: Vec<String>,
+    /// `list_t` of xstrdup'd strings (destroyed with its entries in Drop).
+    list: *mut b::list_t,
+}
+
+impl JobInfo {
+    pub fn new(pieces: Vec<String>) -> JobInfo {
+        // SAFETY: list_create with Slurm's xfree_ptr destructor for xstrdup'd entries; it aborts
+        // on OOM and never returns NULL. Each appended string is owned by the list afterwards.
+        let list = unsafe { b::slurm_list_create(Some(b::slurm_xfree_ptr)) };
+        for p in &pieces {
+            // SAFETY: `list` is the valid list created above.
+            unsafe { b::slurm_list_append(list, slurm::xstrdup(p).cast()) };
+        }
+        JobInfo { pieces, list }
+    }
+}
+
+impl Drop for JobInfo {
+    fn drop(&mut self) {
+        // SAFETY: created by list_create in `new`, destroyed exactly once.
+        unsafe { b::slurm_list_destroy(self.list) };
+    }
+}
+
+/// Sets `job_ptr->topo_jobinfo` to the job's pieces. The interface frees any earlier value
+/// before each evaluation; should one of ours still be there, its data is replaced.
+///
+/// # Safety
+/// `job` must be the job record of the current evaluation (job write lock held).
+pub unsafe fn attach(job: *mut b::job_record_t, pieces: Vec<String>) {
+    let data: *mut c_void = Box::into_raw(Box::new(JobInfo::new(pieces))).cast();
+    // SAFETY: per the contract; the container comes from Slurm's allocator, which frees it
+    // with topology_g_jobinfo_free (calling our `free` for `data`, found by plugin_id).
+    unsafe {
+        let old = (*job).topo_jobinfo;
+        if !old.is_null() && (*old).plugin_id == super::exports::plugin_id {
+            free_data((*old).data);
+            (*old).data = data;
+            return;
+        }
+        if !old.is_null() {
+            log::warn!("replacing another plugin's topology data of a job");
+        }
+        let container = slurm::xmalloc::<b::dynamic_plugin_data_t>();
+        (*container).data = data;
+        (*container).plugin_id = super::exports::plugin_id;
+        (*job).topo_jobinfo = container;
+    }
+}
+
+/// Does the job ask for one IMEX channel per NVLink domain?
+///
+/// # Safety
+/// `job` must be a valid job record.
+pub unsafe fn wants_pieces(call: &Call, job: *mut b::job_record_t) -> bool {
+    // SAFETY: network is NULL or a C string of the job record, read under the job lock.
+    unsafe { slurm::str_arg(call, (*job).network) }.is_some_and(|n| n.contains(PER_DOMAIN_CHANNELS))
+}
+
+/// # Safety
+/// `data` must be NULL or a `JobInfo` this module boxed, not yet freed.
+unsafe fn free_data(data: *mut c_void) {
+    if !data.is_null() {
+        // SAFETY: per the contract.
+        drop(unsafe { Box::from_raw(data.cast::<JobInfo>()) });
+    }
+}
+
+/// # Safety
+/// As [`free_data`].
+pub unsafe fn free(_: &Call, jobinfo: *mut c_void) {
+    // SAFETY: per the function contract.
+    unsafe { free_data(jobinfo) }
+}
+
+/// # Safety
+/// `jobinfo` NULL or ours; `buffer` a valid `buf_t`.
+pub unsafe fn pack(_: &Call, jobinfo: *mut c_void, buffer: *mut b::buf_t, _proto: u16) {
+    if buffer.is_null() {
+        return;
+    }
+    // SAFETY: per the function contract (borrowed for the call).
+    let pieces: &[String] = match unsafe { jobinfo.cast::<JobInfo>().as_ref() } {
+        Some(info) => &info.pieces,
+        None => &[],
+    };
+    // SAFETY: buffer is valid; pack32/packmem copy into it (packmem with the NUL, as packstr).
+    unsafe {
+        b::slurm_pack32(pieces.len() as u32, buffer);
+        for p in pieces {
+            let mut bytes = p.clone().into_bytes();
+            bytes.push(0);
+            b::slurm_packmem(bytes.as_mut_ptr().cast(), bytes.len() as u32, buffer);
+        }
+    }
+}
+
+/// # Safety
+/// `out` a writable out-pointer, `buffer` a valid `buf_t`.
+pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _proto: u16) -> c_int {
+    if out.is_null() || buffer.is_null() {
+        return slurm::ERROR;
+    }
+    let mut count = 0u32;
+    // SAFETY: valid buffer; unpack32 checks the remaining length.
+    if unsafe { b::slurm_unpack32(&mut count, buffer) } != slurm::SUCCESS || count > MAX_PIECES {
+        return slurm::ERROR;
+    }
+    let mut pieces = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let mut raw: *mut c_char = slurm::null();
+        let mut len = 0u32;
+        // SAFETY: unpackstr allocates with xmalloc into `raw`; we copy it and xfree it.
+        unsafe {
+            if b::slurm_unpackstr_xmalloc_chooser(&mut raw, &mut len, buffer) != slurm::SUCCESS {
+                return slurm::ERROR;
+            }
+            pieces.push(slurm::owned_str(raw).unwrap_or_default());
+            slurm::xfree(raw);
+        }
+    }
+    // SAFETY: Slurm's out-pointer for the plugin data.
+    unsafe { *out = Box::into_raw(Box::new(JobInfo::new(pieces))).cast() };
+    slurm::SUCCESS
+}
+
+/// `TOPO_JOBINFO_SEGMENT_LIST`: `*(list_t **)data`, borrowed (the caller does not free it).
+///
+/// # Safety
+/// `jobinfo` NULL or ours; `data` a writable `list_t **` for that type.
+pub unsafe fn get(_: &Call, kind: u32, jobinfo: *mut c_void, data: *mut c_void) -> c_int {
+    const SEGMENT_LIST: u32 = b::topology_jobinfo_type_t_TOPO_JOBINFO_SEGMENT_LIST;
+    if kind != SEGMENT_LIST || jobinfo.is_null() || data.is_null() {
+        return slurm::ERROR;
+    }
+    // SAFETY: per the function contract.
+    unsafe { *data.cast::<*mut b::list_t>() = (*jobinfo.cast::<JobInfo>()).list };
+    slurm::SUCCESS
+}
