@@ -9,7 +9,8 @@
 #
 # Flags: --keep-mounts  keep the mounts and munged running (lab-up.sh uses it for restarts)
 #        --keep-jobs    do not scancel
-# Env:   LAB=/var/tmp/nvl72-lab (must match the one given to lab-up.sh)
+# Env:   SLURM_SERIES=24.11 | 26.05 and LAB (default /var/tmp/nvl72-lab, or
+#        /var/tmp/nvl72-lab-26.05 for 26.05): the same as given to lab-up.sh
 #        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
 #                      which writes its leak report on exit; see docs/valgrind.md)
 # The rootfs and $LAB/var (state, logs, job output) are kept; remove them with rm -rf.
@@ -21,7 +22,7 @@ for a in "$@"; do
     case $a in
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
-        -h|--help)     sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help)     sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done

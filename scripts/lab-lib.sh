@@ -1,11 +1,20 @@
 # shellcheck shell=bash disable=SC2034
 # lab-lib.sh — helpers shared by lab-up.sh, lab-down.sh and sl.  Source it; do not run it.
 #
-# Sets: LAB (canonical, exported), ROOT (the chroot), VAR (runtime data; the same path on the
-# host and inside the chroot), LAB_SCRIPTS (this folder), LAB_REPO (its parent, the repo).
-# Env: LAB=/var/tmp/nvl72-lab — must be the same for every lab script.
+# Sets: SLURM_SERIES (exported), LAB (canonical, exported), ROOT (the chroot), VAR (runtime
+# data; the same path on the host and inside the chroot), LAB_SCRIPTS (this folder), LAB_REPO
+# (its parent, the repo).
+# Env: SLURM_SERIES=24.11 (or 26.05) — which Slurm the lab runs; it picks LAB's default.
+#      LAB=/var/tmp/nvl72-lab (24.11) or /var/tmp/nvl72-lab-26.05 (26.05) — must be the same
+#      for every lab script.
 
-LAB=${LAB:-/var/tmp/nvl72-lab}
+SLURM_SERIES=${SLURM_SERIES:-24.11}
+case $SLURM_SERIES in
+    24.11) LAB=${LAB:-/var/tmp/nvl72-lab} ;;
+    26.05) LAB=${LAB:-/var/tmp/nvl72-lab-26.05} ;;
+    *) echo "SLURM_SERIES must be 24.11 (Debian trixie) or 26.05 (Debian sid), got '$SLURM_SERIES'" >&2; exit 2 ;;
+esac
+export SLURM_SERIES
 LAB=$(readlink -m "$LAB")       # canonical: compared with /proc/PID/root and /proc/mounts
 export LAB
 ROOT=$LAB/rootfs

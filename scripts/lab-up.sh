@@ -1,20 +1,28 @@
 #!/bin/bash
 # shellcheck disable=SC2015  # 'A && B || die' is intended: die exits
-# lab-up.sh — bring up a one-machine Slurm 24.11 lab cluster (Debian trixie chroot running
-# Debian's own slurmctld/slurmd, one slurmd per fake 4-GPU tray) to test topology/nvl72.
+# lab-up.sh — bring up a one-machine Slurm lab cluster (a Debian chroot running Debian's own
+# slurmctld/slurmd, one slurmd per fake 4-GPU tray) to test topology/nvl72.  Two Slurm series:
+# SLURM_SERIES=24.11 (default: Debian trixie, Slurm 24.11.5-4+deb13u1) and SLURM_SERIES=26.05
+# (Debian sid, Slurm 26.05.5-1), each in its own LAB with its own ports, so both can run at once.
 #
 # Idempotent.  In order it:
-#   1. builds the rootfs if missing (debootstrap trixie minbase into rootfs.tmp, pinned Slurm,
-#      then renamed to rootfs — an interrupted build is thrown away and redone next time);
+#   1. builds the rootfs if missing (debootstrap trixie/sid minbase into rootfs.tmp, pinned
+#      Slurm, then renamed to rootfs — an interrupted build is thrown away and redone next time);
 #   2. mounts proc, sys, dev and $LAB/var into the chroot;
 #   3. writes slurm.conf, gres.conf, cgroup.conf, topology.conf (+ topology.toml and the
 #      plugin for TOPO=nvl72); if anything changed while daemons run, it restarts them;
 #   4. starts munged, slurmctld and one slurmd per node (by PID file);
 #   5. waits until every node is idle.
 #
-# Env knobs (defaults in brackets):
-#   LAB [/var/tmp/nvl72-lab]  lab folder: rootfs/ (chroot) and var/ (state, spool, log, run,
-#                             jobs, fakedev).  Must be on a filesystem without nodev.
+# Env knobs (defaults in brackets; where two, the second is for SLURM_SERIES=26.05):
+#   SLURM_SERIES [24.11]      24.11: Debian trixie's Slurm 24.11.5; 26.05: Debian sid's Slurm
+#                             26.05.5 (sid's Release file may be expired: apt runs with
+#                             Acquire::Check-Valid-Until=false there).  Pass the same value to
+#                             lab-down.sh and sl (it picks LAB's default).  PLUGIN/PACKAGE must be
+#                             built for that exact Slurm release.
+#   LAB [/var/tmp/nvl72-lab | /var/tmp/nvl72-lab-26.05]  lab folder: rootfs/ (chroot) and var/
+#                             (state, spool, log, run, jobs, fakedev).  Must be on a filesystem
+#                             without nodev.  A LAB holds one series; another one is refused.
 #   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
@@ -37,18 +45,25 @@
 #   CTLD_WAIT [30]            seconds to wait for slurmctld to answer after starting it
 #   CHROOT_PACKAGES []        extra Debian packages to install in the chroot, e.g. valgrind
 #   MIRROR []                 Debian archive URL; default: from the host's apt sources
-#   SECURITY_MIRROR [http://deb.debian.org/debian-security]
-#   CTLD_PORT [6817], PORT0 [17000] (gbNNN listens on PORT0+NNN), CPU_PORT0 [17900]
+#   SECURITY_MIRROR [http://deb.debian.org/debian-security]  (24.11 only; sid has none)
+#   CTLD_PORT [6817 | 6827], PORT0 [17000 | 18000] (gbNNN listens on PORT0+NNN),
+#   CPU_PORT0 [17900 | 18900]
 #
 # Clients: scripts/sl sinfo | sbatch ... | squeue ...      Stop: scripts/lab-down.sh
 set -euo pipefail
 
-# The chroot's Slurm.  The plugin is built against exactly this upstream version (Slurm refuses
-# plugins whose micro version differs); keep in sync with slurm-headers/PIN (checked below).
-SLURM_DEBIAN_VERSION=24.11.5-4+deb13u1
-SUITE=trixie
+. "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"     # validates SLURM_SERIES, sets LAB
 
-. "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
+# The chroot's Slurm, per series.  The plugin is built against exactly this upstream version
+# (Slurm refuses plugins whose micro version differs); keep in sync with
+# slurm-headers/pins/<version>, checked below.
+case $SLURM_SERIES in
+    24.11) SLURM_DEBIAN_VERSION=24.11.5-4+deb13u1; SUITE=trixie
+           DEF_CTLD_PORT=6817; DEF_PORT0=17000; DEF_CPU_PORT0=17900 ;;
+    26.05) SLURM_DEBIAN_VERSION=26.05.5-1; SUITE=sid
+           DEF_CTLD_PORT=6827; DEF_PORT0=18000; DEF_CPU_PORT0=18900 ;;
+esac
+SLURM_VERSION=${SLURM_DEBIAN_VERSION%%-*}          # upstream version, e.g. 24.11.5
 
 RACKS=${RACKS:-4}
 NPR=${NPR:-18}
@@ -69,9 +84,9 @@ CTLD_WAIT=${CTLD_WAIT:-30}
 CHROOT_PACKAGES=${CHROOT_PACKAGES:-}
 MIRROR=${MIRROR:-}
 SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-CTLD_PORT=${CTLD_PORT:-6817}
-PORT0=${PORT0:-17000}
-CPU_PORT0=${CPU_PORT0:-17900}
+CTLD_PORT=${CTLD_PORT:-$DEF_CTLD_PORT}
+PORT0=${PORT0:-$DEF_PORT0}
+CPU_PORT0=${CPU_PORT0:-$DEF_CPU_PORT0}
 
 PKGS=(slurmctld slurmd slurm-client slurm-wlm-basic-plugins)   # all pinned to SLURM_DEBIAN_VERSION
 PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm                     # Debian's PluginDir
@@ -111,11 +126,13 @@ if [ "$TOPO" = nvl72 ]; then
     [ -n "$PACKAGE" ] || [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
     if [ -n "$TOPOLOGY_TOML" ] && [ "$TOPOLOGY_TOML" != none ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi
 fi
-if [ -r "$LAB_REPO/slurm-headers/PIN" ]; then
-    # shellcheck disable=SC1091
-    pin=$(. "$LAB_REPO/slurm-headers/PIN" && echo "${SLURM_DEBIAN_VERSION:-}")
+# The pin the plugin is built against: slurm-headers/pins/<version> (checked when present).
+pinfile=$LAB_REPO/slurm-headers/pins/$SLURM_VERSION
+if [ -r "$pinfile" ]; then
+    # shellcheck disable=SC1090
+    pin=$(. "$pinfile" && echo "${SLURM_DEBIAN_VERSION:-}")
     [ -z "$pin" ] || [ "$pin" = "$SLURM_DEBIAN_VERSION" ] ||
-        die "slurm-headers/PIN pins $pin but lab-up.sh installs $SLURM_DEBIAN_VERSION; update SLURM_DEBIAN_VERSION at the top of $0"
+        die "${pinfile#"$LAB_REPO"/} pins $pin but lab-up.sh installs $SLURM_DEBIAN_VERSION for SLURM_SERIES=$SLURM_SERIES; update it in the case at the top of $0"
 fi
 for c in chroot mknod mountpoint apt-get; do command -v $c >/dev/null || die "$c not found"; done
 
@@ -162,24 +179,34 @@ ensure_debootstrap() {
 install_slurm() {
     local d=$1 mirror found p v bad=""
     mirror=$(archive_url)
-    cat > "$d/etc/apt/sources.list" <<EOF
+    if [ "$SUITE" = sid ]; then
+        # sid has no -updates or -security suites.  Its Release file on a mirror may be past
+        # its Valid-Until (an expired sid Release was seen on deb.debian.org), so apt in this
+        # chroot does not check it (CHROOT_PACKAGES, PACKAGE's dependencies included).
+        echo "deb $mirror $SUITE main" > "$d/etc/apt/sources.list"
+        echo 'Acquire::Check-Valid-Until "false";' > "$d/etc/apt/apt.conf.d/99nvl72-lab"
+    else
+        cat > "$d/etc/apt/sources.list" <<EOF
 deb $mirror $SUITE main
 deb $mirror $SUITE-updates main
 deb $SECURITY_MIRROR $SUITE-security main
 EOF
+    fi
     printf '#!/bin/sh\nexit 101\n' > "$d/usr/sbin/policy-rc.d"; chmod +x "$d/usr/sbin/policy-rc.d"
     log "apt-get update in the chroot ($mirror $SUITE)"
     chroot "$d" apt-get update -q >/dev/null || die "apt-get update failed inside the chroot $d"
     found=$(chroot "$d" apt-cache madison slurmctld | awk -F'|' '{gsub(/ /, "", $2); print $2}' | sort -u | paste -sd' ')
     grep -qxF -- "$SLURM_DEBIAN_VERSION" <(tr ' ' '\n' <<<"$found") ||
         die "slurmctld $SLURM_DEBIAN_VERSION is not available in the chroot's apt (found: ${found:-none}).
-  The plugin is built for exactly Slurm ${SLURM_DEBIAN_VERSION%%-*}; Slurm refuses plugins of another micro version.
-  Bump slurm-headers/PIN and SLURM_DEBIAN_VERSION in $0 together (and rebuild the plugin)."
+  The plugin is built for exactly Slurm $SLURM_VERSION; Slurm refuses plugins of another micro version.
+  Bump the pin (slurm-headers/pins/) and SLURM_DEBIAN_VERSION in $0 together (and rebuild the plugin).$(
+  [ "$SUITE" = sid ] && printf '\n  sid keeps only its newest version: MIRROR=https://snapshot.debian.org/archive/debian/<YYYYMMDDTHHMMSSZ>/ gives an older one.')"
     log "installing ${PKGS[*]} = $SLURM_DEBIAN_VERSION, munge, python3"
     chroot "$d" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         --allow-downgrades "${PKGS[@]/%/=$SLURM_DEBIAN_VERSION}" munge python3 >/dev/null ||
         die "apt-get install of Slurm $SLURM_DEBIAN_VERSION failed inside the chroot $d"
     for p in "${PKGS[@]}"; do
+        # shellcheck disable=SC2016  # ${Version} is dpkg-query's, not ours
         v=$(chroot "$d" dpkg-query -W -f='${Version}' "$p" 2>/dev/null || true)
         [ "$v" = "$SLURM_DEBIAN_VERSION" ] || bad="$bad $p=$v"
     done
@@ -195,8 +222,24 @@ $(mounts_under "$TMPROOT")"
 }
 
 rootfs_ok() { [ "$(cat "$ROOT/$MARKER" 2>/dev/null)" = "slurm=$SLURM_DEBIAN_VERSION" ]; }
+# A LAB holds one Slurm series: never turn a trixie/24.11 rootfs into a sid/26.05 one (or back)
+# in place.  The marker names the version; a rootfs without one names its suite in sources.list.
+other_series() {
+    local m suite
+    m=$(sed -n 's/^slurm=//p' "$ROOT/$MARKER" 2>/dev/null)
+    if [ -n "$m" ]; then
+        [[ $m =~ ^[0-9]+\.[0-9]+ ]] && [ "${BASH_REMATCH[0]}" != "$SLURM_SERIES" ] && { echo "Slurm $m"; return 0; }
+        return 1
+    fi
+    suite=$(awk '$1 == "deb" { print ($2 ~ /^\[/ ? $4 : $3); exit }' "$ROOT/etc/apt/sources.list" 2>/dev/null)
+    [ -n "$suite" ] && [ "$suite" != "$SUITE" ] && { echo "Debian $suite"; return 0; }
+    return 1
+}
 
 if ! rootfs_ok; then
+    if [ -d "$ROOT" ] && holds=$(other_series); then
+        die "$ROOT holds $holds, not SLURM_SERIES=$SLURM_SERIES ($SUITE).  Use another LAB (the default for $SLURM_SERIES is used when LAB is unset), or the matching SLURM_SERIES"
+    fi
     if [ -d "$ROOT" ]; then
         # A rootfs without our marker (built by an older recipe) or with another Slurm version:
         # (re)install the pinned packages in place.
@@ -266,6 +309,16 @@ CPU_ALL=""; [ "$CPU_NODES" -gt 0 ] && CPU_ALL=$(range cpu %02d 1 "$CPU_NODES")
 rack_nodes() { range gb %03d $(( ($1 - 1) * NPR + 1 )) $(( $1 * NPR )); }
 block_sizes() { local s=$NPR bs=""; while [ "$s" -le "$NNODES" ]; do bs="${bs:+$bs,}$s"; s=$((s * 2)); done; echo "$bs"; }
 
+# The one per-series difference in slurm.conf: every job start must be in slurmctld.log with
+# its nodes (the e2e tests and anyone debugging a placement read it).  24.11 logs a backfill
+# start at info ("sched/backfill: _start_job: Started JobId=N in gpu on gb[..]"); 26.05 logs
+# it only under DebugFlags=HetJob at verbose ("... _start_job: HETJOB: Started JobId=N ...").
+# The main scheduler's "sched: Allocate JobId=N NodeList=..." is at info in both.
+case $SLURM_SERIES in
+    24.11) CTLD_LOGGING="SlurmctldDebug=info" ;;
+    26.05) CTLD_LOGGING=$'SlurmctldDebug=verbose\n# backfill starts are logged only with this flag in 26.05\nDebugFlags=HetJob' ;;
+esac
+
 {
 cat <<EOF
 # generated by lab-up.sh  LAB=$LAB RACKS=$RACKS NPR=$NPR CPU_NODES=$CPU_NODES TOPO=$TOPO
@@ -282,7 +335,7 @@ SlurmctldPidFile=$VAR/run/slurmctld.pid
 SlurmdPidFile=$VAR/run/slurmd-%n.pid
 SlurmctldLogFile=$VAR/log/slurmctld.log
 SlurmdLogFile=$VAR/log/slurmd-%n.log
-SlurmctldDebug=info
+$CTLD_LOGGING
 SlurmdDebug=info
 MailProg=/bin/true
 MpiDefault=none
@@ -417,7 +470,7 @@ ctld_fail() {
     echo "---- last 20 lines of $ctld_log (this start):" >&2
     tail -c +$((ctld_off + 1)) "$ctld_log" 2>/dev/null | tail -n 20 >&2
     echo "----" >&2
-    [ "$TOPO" = nvl72 ] && echo "---- (TopologyPlugin=topology/nvl72 from $PLUGIN; try TOPO=block to check the lab itself)" >&2
+    [ "$TOPO" = nvl72 ] && echo "---- (TopologyPlugin=topology/nvl72 from ${PACKAGE:-$PLUGIN}, which must be built for Slurm $SLURM_VERSION; try TOPO=block to check the lab itself)" >&2
     exit 1
 }
 

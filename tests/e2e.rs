@@ -100,7 +100,11 @@ fn impossible_segments_are_rejected_at_submission() {
         ["-N", "72", "--segment=12"],
     ] {
         let err = lab.sbatch(&args, "true").expect_err("must be rejected");
-        assert!(err.contains(TOPO_ERROR), "{args:?}: {err}");
+        // 26.05's sbatch refuses a node count above the segment size that it does not
+        // divide before asking slurmctld; the other two still need the plugin.
+        let by_client = lab::slurm_series() != "24.11"
+            && err.contains("node count must be evenly divisible by segment size");
+        assert!(err.contains(TOPO_ERROR) || by_client, "{args:?}: {err}");
     }
     let err = lab
         .sbatch(&["-N", "2", "-w", "gb001,gb040"], "true")
@@ -210,13 +214,13 @@ fn show_topology_reports_live_counts() {
     lab.drain("gb019");
     let job = lab.submit(&["-N", "4", "--exclusive", "-w", "gb020"]);
     lab.running_nodes(job);
-    let rack2 = lab.run(&["scontrol", "show", "topology", "rack2"]);
+    let rack2 = lab.show_topology("rack2");
     assert!(
         rack2.contains("FreeTrays=13 AllocatedTrays=4 UnavailableTrays=1"),
         "{rack2}"
     );
     assert!(rack2.contains("UnavailableNodes=gb019"), "{rack2}");
-    let by_node = lab.run(&["scontrol", "show", "topology", "gb050"]);
+    let by_node = lab.show_topology("gb050");
     assert!(by_node.starts_with("RackName=rack3"), "{by_node}");
 }
 

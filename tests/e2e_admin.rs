@@ -26,12 +26,11 @@ fn the_debian_package_is_installed_and_its_plugin_loaded() {
         "${Status}|${Version}|${Depends}",
         "topology-nvl72",
     ]);
-    let pin = std::fs::read_to_string(lab.repo.join("slurm-headers/PIN")).unwrap();
-    let version = pin
-        .lines()
-        .find_map(|l| l.strip_prefix("SLURM_DEBIAN_VERSION="))
-        .unwrap()
-        .trim();
+    // The package depends on exactly the Slurm the lab runs (its pin, slurm-headers/pins/).
+    let version = lab
+        .pinned_slurm_debian_version()
+        .expect("a pin for the lab's Slurm release");
+    assert_eq!(version, lab.slurm_debian_version());
     assert!(status.starts_with("install ok installed|"), "{status}");
     assert!(
         status.contains(&format!("slurm-wlm-basic-plugins (= {version})")),

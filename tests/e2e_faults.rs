@@ -160,7 +160,7 @@ fn a_tray_failing_under_a_running_job_requeues_it_into_a_whole_healthy_rack() {
         "reason=e2e-fault: tray failed",
     ]);
     // At once, before anything else happens: the tray is unavailable in the rack view.
-    let rack1 = lab.run(&["scontrol", "show", "topology", "rack1"]);
+    let rack1 = lab.show_topology("rack1");
     assert!(rack1.contains("UnavailableTrays=1"), "{rack1}");
     assert!(rack1.contains("UnavailableNodes=gb005"), "{rack1}");
     // ReturnToService=2 would return a DOWN tray when its slurmd registers again; an admin
@@ -217,7 +217,7 @@ fn a_tray_failing_under_a_running_job_requeues_it_into_a_whole_healthy_rack() {
     );
     let show = lab.run(&["scontrol", "show", "job", &job.to_string()]);
     assert!(show.contains("Restarts=1"), "not requeued once: {show}");
-    let rack1 = lab.run(&["scontrol", "show", "topology", "rack1"]);
+    let rack1 = lab.show_topology("rack1");
     assert!(
         rack1.contains("FreeTrays=17 AllocatedTrays=0 UnavailableTrays=1"),
         "{rack1}"
@@ -401,7 +401,8 @@ fn burst_shapes(count: usize) -> Vec<Shape> {
 
 /// Where slurmctld started each job (every start, in order), from its own log: the main
 /// scheduler's `sched: Allocate JobId=N NodeList=X #CPUs=.. Partition=gpu` and backfill's
-/// `sched/backfill: _start_job: Started JobId=N in gpu on X`.
+/// `sched/backfill: _start_job: Started JobId=N in gpu on X` (one of
+/// [`lab::BACKFILL_STARTED`], which differs between Slurm series).
 fn placements(log: &str) -> HashMap<u32, Vec<String>> {
     let mut out: HashMap<u32, Vec<String>> = HashMap::new();
     for line in log.lines() {
@@ -410,9 +411,9 @@ fn placements(log: &str) -> HashMap<u32, Vec<String>> {
             let id = words.next();
             let nodes = words.next().and_then(|w| w.strip_prefix("NodeList="));
             id.zip(nodes)
-        } else if let Some(rest) = line
-            .split("sched/backfill: _start_job: Started JobId=")
-            .nth(1)
+        } else if let Some(rest) = lab::BACKFILL_STARTED
+            .iter()
+            .find_map(|p| line.split(p).nth(1))
         {
             let mut words = rest.split_whitespace();
             let id = words.next();

@@ -1,5 +1,10 @@
-//! Harness for the end-to-end tests: a real slurmctld 24.11.5 with topology/nvl72 loaded, in
-//! the chroot lab of `scripts/lab-up.sh` (4 racks x 18 trays gb001..gb072, cpu01..cpu02).
+//! Harness for the end-to-end tests: a real slurmctld with topology/nvl72 loaded, in the
+//! chroot lab of `scripts/lab-up.sh` (4 racks x 18 trays gb001..gb072, cpu01..cpu02). The
+//! Slurm release is the lab's: `SLURM_SERIES=24.11` (default, Debian trixie's 24.11.5) or
+//! `SLURM_SERIES=26.05` (Debian sid's 26.05.5, in its own lab `/var/tmp/nvl72-lab-26.05`
+//! unless `LAB` says otherwise). The client outputs and log lines the tests read are the same
+//! in both series, except two the harness covers: `scontrol show topology NAME`
+//! ([`Lab::show_topology`]) and backfill's job start line ([`BACKFILL_STARTED`]).
 //!
 //! The tests share one cluster, so each one takes [`Lab::claim`], which serialises them and
 //! returns the cluster to an empty, all-healthy state first. Each test binary uses a part of
@@ -15,6 +20,15 @@ use topology_nvl72::hostlist;
 
 pub const TRAYS: usize = 18;
 
+/// How slurmctld.log introduces a job that backfill started, followed by `N in <partition> on
+/// <nodes>`. 24.11 logs it at info; 26.05 only under `DebugFlags=HetJob` at verbose, with a
+/// `HETJOB: ` tag (lab-up.sh sets both for `SLURM_SERIES=26.05`). The main scheduler's
+/// `sched: Allocate JobId=N NodeList=<nodes>` is the same in both.
+pub const BACKFILL_STARTED: [&str; 2] = [
+    "sched/backfill: _start_job: Started JobId=",
+    "sched/backfill: _start_job: HETJOB: Started JobId=",
+];
+
 pub struct Lab {
     pub repo: PathBuf,
     pub dir: PathBuf,
@@ -28,8 +42,12 @@ impl Lab {
     fn get() -> &'static Lab {
         LAB.get_or_init(|| {
             let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-            let dir =
-                PathBuf::from(std::env::var("LAB").unwrap_or_else(|_| "/var/tmp/nvl72-lab".into()));
+            let dir = PathBuf::from(
+                std::env::var("LAB")
+                    .ok()
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| default_lab_dir(&slurm_series()).into()),
+            );
             // lab-up.sh installs $PLUGIN when it is set (another build than the repo's).
             let plugin = std::env::var_os("PLUGIN")
                 .filter(|p| !p.is_empty())
@@ -56,6 +74,7 @@ impl Lab {
         let out = Command::new("bash")
             .arg(self.repo.join("scripts/lab-up.sh"))
             .env("LAB", &self.dir)
+            .env("SLURM_SERIES", slurm_series())
             .env("TOPO", topo_under_test())
             .envs(env.iter().copied())
             .output()
@@ -84,6 +103,7 @@ impl Lab {
         Command::new(self.repo.join("scripts/sl"))
             .args(args)
             .env("LAB", &self.dir)
+            .env("SLURM_SERIES", slurm_series())
             .output()
             .expect("cannot run scripts/sl")
     }
@@ -156,6 +176,20 @@ impl Lab {
         self.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%r"])
             .trim()
             .to_string()
+    }
+
+    /// `scontrol show topology` for one rack, rack group or node list. 24.11 takes the name as
+    /// its argument; 26.05 (from 25.05 on) reads a positional argument as the name of a
+    /// topology (`default`) and wants `unit=<rack or group>` or `node=<nodes>` instead.
+    pub fn show_topology(&self, name: &str) -> String {
+        let arg = if slurm_series() == "24.11" {
+            name.to_string()
+        } else if is_node_list(name) {
+            format!("node={name}")
+        } else {
+            format!("unit={name}")
+        };
+        self.run(&["scontrol", "show", "topology", &arg])
     }
 
     /// slurmctld's decision line for the job (`log_decisions = true`), if any.
@@ -250,13 +284,44 @@ impl Lab {
     }
 
     /// The log of the daemon's current run: from the start line before its last plugin load.
+    /// The start line is `slurmctld version X started on cluster ...` or `slurmd version X
+    /// started` in every series, so any version matches.
     pub fn current_run(&self, name: &str, load_line: &str) -> String {
         let text = self.log(name);
         let Some(load) = text.rfind(load_line) else {
             return String::new();
         };
-        let start = text[..load].rfind("version 24.11.5 started").unwrap_or(0);
+        let head = &text[..load];
+        let start = head
+            .rmatch_indices(" started")
+            .map(|(i, _)| head[..i].rfind('\n').map_or(0, |n| n + 1))
+            .find(|&l| {
+                let line = &head[l..];
+                let line = &line[..line.find('\n').unwrap_or(line.len())];
+                line.contains(" version ") && line.contains(" started")
+            })
+            .unwrap_or(0);
         text[start..].to_string()
+    }
+
+    /// The Debian version of the Slurm the lab runs (slurmctld's package in the chroot), e.g.
+    /// `24.11.5-4+deb13u1` or `26.05.5-1`.
+    pub fn slurm_debian_version(&self) -> String {
+        self.run(&["dpkg-query", "-W", "-f", "${Version}", "slurmctld"])
+            .trim()
+            .to_string()
+    }
+
+    /// `SLURM_DEBIAN_VERSION` of the pin the plugin is built against for the lab's Slurm
+    /// (`slurm-headers/pins/<upstream version>`); `None` when there is no pin for it.
+    pub fn pinned_slurm_debian_version(&self) -> Option<String> {
+        let installed = self.slurm_debian_version();
+        let upstream = installed.split('-').next().unwrap_or_default();
+        let pins = self.repo.join("slurm-headers/pins").join(upstream);
+        let text = std::fs::read_to_string(pins).ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("SLURM_DEBIAN_VERSION="))
+            .map(|v| v.split_whitespace().next().unwrap_or_default().to_string())
     }
 
     pub fn etc(&self, name: &str) -> PathBuf {
@@ -309,10 +374,36 @@ impl Lab {
     }
 }
 
+/// The Slurm series the lab runs, as lab-up.sh reads it: `SLURM_SERIES` (`24.11` when unset;
+/// `26.05`).
+pub fn slurm_series() -> String {
+    std::env::var("SLURM_SERIES")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "24.11".into())
+}
+
+/// lab-lib.sh's default `LAB` for a series (each series has its own lab and ports).
+pub fn default_lab_dir(series: &str) -> &'static str {
+    match series {
+        "26.05" => "/var/tmp/nvl72-lab-26.05",
+        _ => "/var/tmp/nvl72-lab",
+    }
+}
+
 /// The topology plugin the lab runs: `nvl72`, or with `E2E_TOPO=none` (or `block`) stock
 /// Slurm, to show which placement tests fail without the plugin (scripts/without-plugin.sh).
 pub fn topo_under_test() -> String {
     std::env::var("E2E_TOPO").unwrap_or_else(|_| "nvl72".into())
+}
+
+/// A lab node name or node list (`gb050`, `gb[001-004]`, `cpu01`), not a rack or group name.
+fn is_node_list(name: &str) -> bool {
+    ["gb", "cpu"].iter().any(|p| {
+        name.strip_prefix(p)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| c.is_ascii_digit() || c == '[')
+    })
 }
 
 /// Rack number (1-based) of a lab tray name `gbNNN`.
