@@ -64,11 +64,15 @@ export! {
         = eval::eval_nodes, on_panic slurm::ERROR;
 }
 
-// Up to 25.05: the topoinfo calls' first name.
+// Up to 25.05: the topoinfo calls' first names.
 #[cfg(not(slurm_jobinfo))]
 export! {
     fn topology_p_topology_free(topoinfo: *mut c_void) -> c_int
         = topoinfo::free, on_panic slurm::ERROR;
+    fn topology_p_topology_pack(topoinfo: *mut c_void, buffer: *mut b::buf_t, proto: u16) -> c_int
+        = topoinfo::pack, on_panic slurm::ERROR;
+    fn topology_p_topology_unpack(out: *mut *mut c_void, buffer: *mut b::buf_t, proto: u16) -> c_int
+        = topoinfo::unpack, on_panic slurm::ERROR;
 }
 
 // 24.11: no topology context.
@@ -95,10 +99,6 @@ export! {
     fn topology_p_get(kind: u32, data: *mut c_void) -> c_int = ops::get, on_panic slurm::ERROR;
     fn topology_p_get_fragmentation(node_mask: *mut b::bitstr_t) -> u32
         = ops::get_fragmentation, on_panic 0;
-    fn topology_p_topology_pack(topoinfo: *mut c_void, buffer: *mut b::buf_t, proto: u16) -> c_int
-        = topoinfo::pack, on_panic slurm::ERROR;
-    fn topology_p_topology_unpack(out: *mut *mut c_void, buffer: *mut b::buf_t, proto: u16) -> c_int
-        = topoinfo::unpack, on_panic slurm::ERROR;
     fn topology_p_topology_print(
         topoinfo: *mut c_void,
         nodes_list: *mut c_char,
@@ -144,13 +144,9 @@ export! {
         = ops::get_fragmentation, on_panic 0;
 }
 
-// 25.05: the topoinfo calls keep their 24.11 names; print gains the unit filter.
+// 25.05: print gains the unit filter.
 #[cfg(all(slurm_ctx, not(slurm_jobinfo)))]
 export! {
-    fn topology_p_topology_pack(topoinfo: *mut c_void, buffer: *mut b::buf_t, proto: u16) -> c_int
-        = topoinfo::pack, on_panic slurm::ERROR;
-    fn topology_p_topology_unpack(out: *mut *mut c_void, buffer: *mut b::buf_t, proto: u16) -> c_int
-        = topoinfo::unpack, on_panic slurm::ERROR;
     fn topology_p_topology_print(
         topoinfo: *mut c_void,
         nodes_list: *mut c_char,

@@ -277,9 +277,9 @@ static LAYOUT_MISMATCH: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 fn layout_mismatch(what: &str) -> bool {
     if !LAYOUT_MISMATCH.swap(true, std::sync::atomic::Ordering::Relaxed) {
         log_error(&format!(
-            "topology/nvl72 was built for Slurm {} but this process's {what} do not match that \
-             layout; rack placement is off and Slurm's generic selection places jobs. Rebuild \
-             the plugin against this Slurm's exact release",
+            "built for Slurm {} but this process's {what} do not match that layout; rack \
+             placement is off and Slurm's generic selection places jobs. Rebuild the plugin \
+             against this Slurm's exact release",
             env!("NVL72_SLURM_VERSION")
         ));
     }
