@@ -3,19 +3,25 @@
 # of 18 four-GPU trays), submit a job mix, fail a tray, and show where everything landed,
 # rack by rack. The lab stays up afterwards for exploring (scripts/sl squeue, ...);
 # stop it with scripts/lab-down.sh.
+#   SLURM_SERIES=26.05 bash scripts/demo.sh   # the same on Debian sid's Slurm 26.05.5
+#                                             # (scripts/sl and lab-down.sh need it too)
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 [ "$(id -u)" = 0 ] || { echo "demo.sh: the lab needs root" >&2; exit 1; }
-export LAB=${LAB:-/var/tmp/nvl72-lab}
+export SLURM_SERIES=${SLURM_SERIES:-24.11}
+case $SLURM_SERIES in
+    24.11) export SLURM_PIN=24.11.5 profile=release ;;
+    26.05) export SLURM_PIN=26.05.5 profile=slurm-26-05 ;;
+    *) echo "demo.sh: SLURM_SERIES must be 24.11 or 26.05" >&2; exit 1 ;;
+esac
 sl() { "$REPO/scripts/sl" "$@"; }
 
 bash scripts/install-deps.sh
-bash scripts/fetch-slurm-source.sh >/dev/null
-echo "== building topology_nvl72.so"
-cargo build --release --lib 2>&1 | tail -1
-echo "== starting the lab (Debian's slurmctld/slurmd 24.11.5, TopologyPlugin=topology/nvl72)"
-CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh | tail -4
+echo "== building topology_nvl72.so for Slurm $SLURM_PIN"
+cargo build --profile "$profile" --lib 2>&1 | tail -1
+echo "== starting the lab (Debian's slurmctld/slurmd $SLURM_PIN, TopologyPlugin=topology/nvl72)"
+CLEAN=1 TOPO=nvl72 PLUGIN="$REPO/target/$profile/libtopology_nvl72.so" bash scripts/lab-up.sh | tail -4
 
 declare -A LETTER=()
 submit() {   # submit LABEL ARGS...: a 10-minute job; remembers a letter for the picture
@@ -90,5 +96,6 @@ echo
 echo "== scontrol show topology"
 sl scontrol show topology
 echo
-echo "The lab is still running: try scripts/sl squeue, scripts/sl sbatch -N 8 --segment=4 --wrap 'sleep 60'"
-echo "Stop it with: scripts/lab-down.sh"
+env=""; [ "$SLURM_SERIES" = 24.11 ] || env="SLURM_SERIES=$SLURM_SERIES "
+echo "The lab is still running: try ${env}scripts/sl squeue, ${env}scripts/sl sbatch -N 8 --segment=4 --wrap 'sleep 60'"
+echo "Stop it with: ${env}scripts/lab-down.sh"

@@ -1,5 +1,6 @@
 #!/bin/bash
-# without-plugin.sh — runs the end-to-end tests (e2e, e2e_sizing, e2e_end_time, e2e_faults) against stock Slurm instead of topology/nvl72,
+# without-plugin.sh — runs the end-to-end tests (e2e, e2e_sizing, e2e_end_time, e2e_faults, and
+# on 26.05 e2e_slurm26) against stock Slurm instead of topology/nvl72,
 # to show that they test the plugin and not Slurm's own selection: every placement test should
 # fail here. TOPO=none (default) runs topology/default, TOPO=block runs topology/block, on the
 # same lab nodes. Prints each test's result and a summary; docs/lab.md records the last run.
@@ -12,13 +13,20 @@ cd "$REPO"
 [ "$(id -u)" = 0 ] || { echo "without-plugin.sh: the lab needs root" >&2; exit 1; }
 TOPO=${TOPO:-none}
 case $TOPO in none|block) ;; *) echo "TOPO must be none or block" >&2; exit 2 ;; esac
-export LAB=${LAB:-/var/tmp/nvl72-lab}
+export SLURM_SERIES=${SLURM_SERIES:-24.11}   # 26.05: the sid lab, tests built for 26.05.5
+case $SLURM_SERIES in
+    24.11) export SLURM_PIN=24.11.5 profile=release ;;
+    26.05) export SLURM_PIN=26.05.5 profile=slurm-26-05 ;;
+    *) echo "SLURM_SERIES must be 24.11 or 26.05" >&2; exit 2 ;;
+esac
 bash scripts/install-deps.sh
-cargo build --release --lib --tests
+cargo build --profile "$profile" --lib --tests
 mkdir -p target
-log=target/without-plugin-$TOPO.log   # the whole output, with each failure's message
+log=target/without-plugin-$SLURM_SERIES-$TOPO.log   # the whole output, with each failure's message
 # Extra arguments filter the tests, as for cargo test (e.g. `segments`).
-E2E_TOPO=$TOPO cargo test --release --test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults --no-fail-fast -- "$@" 2>&1 |
+tests=(--test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults)
+[ "$SLURM_SERIES" = 24.11 ] || tests+=(--test e2e_slurm26)
+E2E_TOPO=$TOPO cargo test --profile "$profile" "${tests[@]}" --no-fail-fast -- "$@" 2>&1 |
     tee "$log" | grep -E '^test .* \.\.\. (ok|FAILED)$'
 echo "== without the plugin (TopologyPlugin=topology/${TOPO/none/default}):"
 echo "   failed (the plugin is what makes them pass):"
@@ -27,4 +35,4 @@ echo "   passed anyway (see docs/lab.md for why each is expected):"
 grep -E '^test .* \.\.\. ok$' "$log" | sed 's/^test /     /; s/ \.\.\. ok$//'
 echo "(full output: $log)"
 # Back to the plugin for whoever uses the lab next.
-TOPO=nvl72 bash scripts/lab-up.sh >/dev/null
+TOPO=nvl72 PLUGIN="$REPO/target/$profile/libtopology_nvl72.so" bash scripts/lab-up.sh >/dev/null

@@ -1,0 +1,193 @@
+//! End-to-end tests of what Slurm 26.05 added to the topology interface, against Debian's
+//! slurmctld 26.05.5 (`SLURM_SERIES=26.05`, plugin built with `SLURM_PIN=26.05.5`): the
+//! topology pending reason, each tray's rack in `scontrol show node`, one-tray jobs through
+//! rack packing (`allow_one_node`), and one IMEX channel per NVLink domain (`jobinfo`).
+//! Compiled only for 26.05 (the build script's `slurm_eval_action`).
+#![cfg(slurm_eval_action)]
+
+mod lab;
+
+use lab::{per_rack, racks, Lab};
+
+/// One busy tray in every rack: 68 trays free, but no rack can hold 18.
+fn one_busy_tray_per_rack(lab: &Lab) {
+    for tray in ["gb001", "gb019", "gb037", "gb055"] {
+        lab.occupy(tray);
+    }
+}
+
+fn scontrol_reason(lab: &Lab, job: u32) -> String {
+    let show = lab.run(&["scontrol", "show", "job", &job.to_string()]);
+    show.split_whitespace()
+        .find_map(|w| w.strip_prefix("Reason="))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_job_no_rack_can_hold_waits_for_a_topology_unit_not_for_resources() {
+    let (lab, _g) = Lab::claim();
+    one_busy_tray_per_rack(lab);
+    // Without a topology plugin Slurm starts it at once over two racks.
+    let rack_job = lab.submit(&["-N", "18", "--exclusive"]);
+    lab.assert_stays_pending(rack_job);
+    lab.wait_for("the topology reason", || {
+        scontrol_reason(lab, rack_job) == "No_suitable_topology_unit_found"
+    });
+    assert_eq!(lab.reason(rack_job), "No suitable topology unit found");
+    // A cluster without any free tray: the reason stays Slurm's own.
+    lab.cancel_all();
+    for rack in ["gb[001-018]", "gb[019-036]", "gb[037-054]", "gb[055-072]"] {
+        lab.occupy(rack);
+    }
+    let one = lab.submit(&["-N", "1", "--exclusive"]);
+    lab.assert_stays_pending(one);
+    assert_eq!(lab.reason(one), "Resources");
+}
+
+#[test]
+fn a_segment_job_no_rack_can_hold_names_the_segment() {
+    let (lab, _g) = Lab::claim();
+    one_busy_tray_per_rack(lab);
+    // Four segments of 18: every rack has room for 17 only.
+    let job = lab.submit(&["-N", "36", "--segment=18", "--exclusive"]);
+    lab.assert_stays_pending(job);
+    lab.wait_for("the segment reason", || {
+        scontrol_reason(lab, job).starts_with("No_suitable_topology_unit_found")
+    });
+    assert!(lab.reason(job).contains("segment"), "{}", lab.reason(job));
+}
+
+#[test]
+fn show_node_names_each_trays_rack() {
+    let (lab, _g) = Lab::claim();
+    for (node, rack) in [("gb001", "rack1"), ("gb020", "rack2"), ("gb072", "rack4")] {
+        let show = lab.run(&["scontrol", "show", "node", node]);
+        let topology = show
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("Topology="))
+            .unwrap_or_else(|| panic!("no Topology= for {node}: {show}"));
+        assert_eq!(topology, format!("default:{rack}"), "{node}");
+    }
+    let cpu = lab.run(&["scontrol", "show", "node", "cpu01"]);
+    assert!(!cpu.contains("Topology="), "{cpu}");
+}
+
+#[test]
+fn one_tray_jobs_pack_into_the_fullest_rack() {
+    let (lab, _g) = Lab::claim();
+    // rack3 is partly used: best fit puts one-tray jobs there; 26.05's one-node fast path
+    // (first free tray in node order) would start at gb001.
+    lab.occupy("gb[053-054]");
+    let mut all = Vec::new();
+    for _ in 0..4 {
+        let job = lab.submit(&["-N", "1", "--exclusive", "--gres=gpu:4"]);
+        all.extend(lab.running_nodes(job));
+    }
+    assert_eq!(
+        racks(&all),
+        vec![3],
+        "one-tray jobs were scattered: {all:?}"
+    );
+}
+
+/// `SWITCH: allocating channel N to JobId=J with node_list X` lines of one job.
+fn channels(log: &str, job: u32) -> Vec<String> {
+    let needle = format!("to JobId={job} with node_list ");
+    let mut lists: Vec<String> = log
+        .lines()
+        .filter(|l| l.contains("allocating channel"))
+        .filter_map(|l| l.split(&needle).nth(1))
+        .map(|s| s.trim().to_string())
+        .collect();
+    lists.sort();
+    lists
+}
+
+#[test]
+fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
+    let (lab, _g) = Lab::claim();
+    // switch/nvidia_imex runs in slurmctld without NVIDIA's driver (slurmd only warns that it
+    // has no IMEX device and sets nothing up); DebugFlags=Switch logs each channel.
+    let conf = "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch";
+    lab.restart_with(&[("EXTRA_CONF", conf)]);
+    let from = lab.log("slurmctld.log").len();
+    lab.occupy("gb[001-012]");
+    let net = "--network=unique-channel-per-segment";
+    // 24 trays over two racks without --segment: one channel per rack part.
+    let across = lab.submit(&["-N", "24", "--exclusive", net]);
+    let across_nodes = lab.running_nodes(across);
+    // Two segments of four: one channel each.
+    let segments = lab.submit(&["-N", "8", "--segment=4", "--exclusive", net]);
+    let segment_nodes = lab.running_nodes(segments);
+    let log = lab.log("slurmctld.log")[from..].to_string();
+    lab.cancel_all();
+    lab.restart_with(&[]);
+
+    let parts = per_rack(&across_nodes);
+    assert_eq!(parts.len(), 2, "{across_nodes:?}");
+    let got = channels(&log, across);
+    assert_eq!(got.len(), 2, "one channel per rack: {got:?}\n{log}");
+    for list in &got {
+        let nodes = expand(list);
+        assert_eq!(racks(&nodes).len(), 1, "a channel spans racks: {list}");
+    }
+    let mut covered: Vec<String> = got.iter().flat_map(|l| expand(l)).collect();
+    covered.sort();
+    assert_eq!(
+        covered, across_nodes,
+        "channels must cover the job exactly once"
+    );
+
+    let got = channels(&log, segments);
+    assert_eq!(got.len(), 2, "one channel per segment: {got:?}");
+    for list in &got {
+        assert_eq!(expand(list).len(), 4, "{list}");
+    }
+    assert_eq!(segment_nodes.len(), 8);
+}
+
+fn expand(list: &str) -> Vec<String> {
+    topology_nvl72::hostlist::expand(list).expect("a host list")
+}
+
+#[test]
+fn a_topology_yaml_takes_over_and_nvl72_check_says_why() {
+    let (lab, _g) = Lab::claim();
+    let yaml = lab.etc("topology.yaml");
+    std::fs::write(
+        &yaml,
+        "- topology: default\n  cluster_default: true\n  flat: true\n",
+    )
+    .unwrap();
+    // Any configuration change makes lab-up.sh restart the daemons, which then read the file.
+    lab.restart_with(&[("EXTRA_CONF", "# topology.yaml test")]);
+    let log = lab.log("slurmctld.log");
+    let since_start = &log[log.rfind(" started on cluster").unwrap_or(0)..];
+    let topo = lab.sl(&["scontrol", "show", "topology"]);
+    let check = lab.sl(&["nvl72", "check"]);
+    std::fs::remove_file(&yaml).unwrap();
+    lab.restart_with(&[]);
+
+    // Slurm built its topology from the file and never loaded topology/nvl72.
+    assert!(
+        !since_start.contains("topology/nvl72: 4 racks"),
+        "{since_start}"
+    );
+    assert!(!String::from_utf8_lossy(&topo.stdout).contains("RackName="));
+    // `nvl72 check` names the file and the fix, and fails.
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(!check.status.success(), "{report}");
+    assert!(
+        report.contains(
+            "/etc/slurm/topology.yaml: error: Slurm reads this file instead of TopologyPlugin="
+        ),
+        "{report}"
+    );
+    // Without the file the plugin is back in charge.
+    let load = lab.current_run("slurmctld.log", "topology/nvl72: 4 racks");
+    assert!(
+        !load.is_empty(),
+        "plugin not loaded again after removing topology.yaml"
+    );
+}
