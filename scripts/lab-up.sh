@@ -26,7 +26,8 @@
 #   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
-#   PLUGIN [<repo>/target/release/libtopology_nvl72.so]   installed as topology_nvl72.so
+#   PLUGIN [<repo>/target/release/libtopology_nvl72.so; 26.05: target/slurm-26-05/...]
+#                             installed as topology_nvl72.so
 #   PACKAGE []                the topology-nvl72 .deb (scripts/package.sh) to install with dpkg in
 #                             the chroot instead of copying PLUGIN (plugin + /usr/bin/nvl72)
 #   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it;
@@ -69,7 +70,11 @@ RACKS=${RACKS:-4}
 NPR=${NPR:-18}
 CPU_NODES=${CPU_NODES:-2}
 TOPO=${TOPO:-nvl72}
-PLUGIN=${PLUGIN:-$LAB_REPO/target/release/libtopology_nvl72.so}
+# The build for this series: cargo's release profile (24.11) or the series' own profile.
+case $SLURM_SERIES in
+    24.11) PLUGIN=${PLUGIN:-$LAB_REPO/target/release/libtopology_nvl72.so} ;;
+    *) PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-${SLURM_SERIES/./-}/libtopology_nvl72.so} ;;
+esac
 PACKAGE=${PACKAGE:-}
 TOPOLOGY_TOML=${TOPOLOGY_TOML:-}
 EXTRA_CONF=${EXTRA_CONF:-}

@@ -147,6 +147,76 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     assert_eq!(segment_nodes.len(), 8);
 }
 
+/// slurmctld keeps each job's NVLink pieces in its job state (`jobinfo_pack`) and reads them
+/// back on start (`jobinfo_unpack`); a wrong byte count there would lose the job and every
+/// record after it.
+#[test]
+fn imex_pieces_are_saved_with_the_job_and_recovered_after_kill_9() {
+    let (lab, _g) = Lab::claim();
+    let conf = [(
+        "EXTRA_CONF",
+        "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch",
+    )];
+    // From an empty state, so that the job state file holds only this test's jobs (finished
+    // jobs of earlier tests stay in it for MinJobAge).
+    lab.restart_with(&[conf[0], ("CLEAN", "1")]);
+    lab.occupy("gb[001-012]");
+    let net = "--network=unique-channel-per-segment";
+    let across = lab.submit(&["-N", "24", "--exclusive", net]);
+    let after_it = lab.submit(&["-N", "4", "--exclusive", net, "--segment=2"]);
+    let jobs = [across, after_it];
+    for job in jobs {
+        lab.running_nodes(job);
+    }
+    let before = lab.jobs_with_nodes(&jobs);
+    // A job update schedules a state save; wait until the file on disk has both tags.
+    let tags: Vec<String> = jobs.iter().map(|j| format!("imex-saved-{j}")).collect();
+    for (job, tag) in jobs.iter().zip(&tags) {
+        lab.run(&[
+            "scontrol",
+            "update",
+            &format!("jobid={job}"),
+            &format!("comment={tag}"),
+        ]);
+    }
+    let job_state = lab.state_file("job_state");
+    let saved =
+        || String::from_utf8_lossy(&std::fs::read(&job_state).unwrap_or_default()).into_owned();
+    lab.wait_up_to(60, "the tagged jobs in job_state", || {
+        tags.iter().all(|t| saved().contains(t.as_str()))
+    });
+    // The pieces are in the file: each rack part of the 24-tray job is its own string
+    // (Slurm's own node list of the job is the whole gb[013-036]).
+    let text = saved();
+    for piece in ["gb[013-018]", "gb[019-036]"] {
+        assert!(text.contains(piece), "{piece} not saved with the job");
+    }
+
+    let pid = lab.ctld_pid().expect("slurmctld is not running");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
+    assert!(killed.is_ok_and(|s| s.success()), "kill -9 {pid} failed");
+    lab.wait_up_to(60, "the killed slurmctld to be gone", || {
+        lab.ctld_pid().is_none()
+    });
+    let from = lab.log("slurmctld.log").len();
+    lab.restart_with(&conf);
+    let log = lab.log("slurmctld.log")[from..].to_string();
+    let after = lab.jobs_with_nodes(&jobs);
+    lab.cancel_all();
+    lab.restart_with(&[]);
+
+    for job in jobs {
+        assert!(
+            log.contains(&format!("Recovered JobId={job} ")),
+            "JobId={job} lost:\n{log}"
+        );
+    }
+    assert!(!log.to_lowercase().contains("unpack error"), "{log}");
+    assert_eq!(after, before, "running jobs changed across the restart");
+}
+
 fn expand(list: &str) -> Vec<String> {
     topology_nvl72::hostlist::expand(list).expect("a host list")
 }
