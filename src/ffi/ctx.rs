@@ -63,9 +63,8 @@ unsafe fn show_racks_on_nodes(tctx: *mut b::topology_ctx_t) {
         let new = match (rack, &old) {
             (Some(r), _) => Some(format!("{ours}{r}")),
             (None, Some(o)) if o.starts_with(&ours) => {
-                log::warn!(
-                    "node index {n}: Topology={o} dropped, the node is in no rack of topology.toml"
-                );
+                let name = slurm::node(n).map_or_else(|| format!("node {n}"), |i| i.name);
+                log::warn!("{name}: Topology={o} dropped, the node is in no rack of topology.toml");
                 None
             }
             (None, _) => continue,
