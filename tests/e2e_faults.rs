@@ -11,7 +11,6 @@ mod lab;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -50,38 +49,9 @@ fn killed_slurmctld_restarts_with_running_jobs_on_their_trays() {
     let before = lab.jobs_with_nodes(&held);
     assert_eq!(before.len(), 2, "{before:?}");
 
-    // The kill must not lose the jobs: slurmctld saves its state at most SAVE_MAX_WAIT (5 s)
-    // after a change, so tag each running job (a job update schedules a save) and wait until
-    // the job state file on disk holds every tag. The tag is packed with the job record, so
-    // the file that holds it also holds the job's running state and nodes.
-    let tags: Vec<String> = held
-        .iter()
-        .map(|j| format!("ft-saved-before-kill-{j}"))
-        .collect();
-    for (job, tag) in held.iter().zip(&tags) {
-        lab.run(&[
-            "scontrol",
-            "update",
-            &format!("jobid={job}"),
-            &format!("comment={tag}"),
-        ]);
-    }
-    let job_state = lab.state_file("job_state");
-    lab.wait_up_to(60, "the tagged jobs in StateSaveLocation/job_state", || {
-        let bytes = std::fs::read(&job_state).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
-        tags.iter().all(|t| text.contains(t.as_str()))
-    });
-
-    let old_pid = lab.ctld_pid().expect("slurmctld is not running");
-    let killed = Command::new("kill")
-        .args(["-9", &old_pid.to_string()])
-        .status()
-        .expect("cannot run kill");
-    assert!(killed.success(), "kill -9 {old_pid} failed");
-    lab.wait_up_to(60, "the killed slurmctld to be gone", || {
-        lab.ctld_pid().is_none()
-    });
+    // The kill must not lose the jobs: wait until slurmctld has saved them as they run.
+    let tags = lab.wait_until_saved(&held, "ft-saved-before-kill");
+    let old_pid = lab.kill_ctld();
 
     let from = lab.log("slurmctld.log").len();
     lab.restart_with(&[]);

@@ -169,37 +169,16 @@ fn imex_pieces_are_saved_with_the_job_and_recovered_after_kill_9() {
         lab.running_nodes(job);
     }
     let before = lab.jobs_with_nodes(&jobs);
-    // A job update schedules a state save; wait until the file on disk has both tags.
-    let tags: Vec<String> = jobs.iter().map(|j| format!("imex-saved-{j}")).collect();
-    for (job, tag) in jobs.iter().zip(&tags) {
-        lab.run(&[
-            "scontrol",
-            "update",
-            &format!("jobid={job}"),
-            &format!("comment={tag}"),
-        ]);
-    }
-    let job_state = lab.state_file("job_state");
-    let saved =
-        || String::from_utf8_lossy(&std::fs::read(&job_state).unwrap_or_default()).into_owned();
-    lab.wait_up_to(60, "the tagged jobs in job_state", || {
-        tags.iter().all(|t| saved().contains(t.as_str()))
-    });
+    lab.wait_until_saved(&jobs, "imex-saved");
     // The pieces are in the file: each rack part of the 24-tray job is its own string
     // (Slurm's own node list of the job is the whole gb[013-036]).
-    let text = saved();
+    let text =
+        String::from_utf8_lossy(&std::fs::read(lab.state_file("job_state")).unwrap()).into_owned();
     for piece in ["gb[013-018]", "gb[019-036]"] {
         assert!(text.contains(piece), "{piece} not saved with the job");
     }
 
-    let pid = lab.ctld_pid().expect("slurmctld is not running");
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status();
-    assert!(killed.is_ok_and(|s| s.success()), "kill -9 {pid} failed");
-    lab.wait_up_to(60, "the killed slurmctld to be gone", || {
-        lab.ctld_pid().is_none()
-    });
+    lab.kill_ctld();
     let from = lab.log("slurmctld.log").len();
     lab.restart_with(&conf);
     let log = lab.log("slurmctld.log")[from..].to_string();

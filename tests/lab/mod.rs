@@ -358,6 +358,43 @@ impl Lab {
         self.dir.join("var/state").join(name)
     }
 
+    /// Makes slurmctld save `jobs` as they are now and waits until its job state file on disk
+    /// holds them: each job gets the comment `<prefix>-<id>` (a job update schedules a save
+    /// within SAVE_MAX_WAIT, 5 s), and the file that holds every tag also holds the jobs'
+    /// running state and nodes. Returns the tags, in `jobs` order.
+    pub fn wait_until_saved(&self, jobs: &[u32], prefix: &str) -> Vec<String> {
+        let tags: Vec<String> = jobs.iter().map(|j| format!("{prefix}-{j}")).collect();
+        for (job, tag) in jobs.iter().zip(&tags) {
+            self.run(&[
+                "scontrol",
+                "update",
+                &format!("jobid={job}"),
+                &format!("comment={tag}"),
+            ]);
+        }
+        let job_state = self.state_file("job_state");
+        self.wait_up_to(60, "the tagged jobs in StateSaveLocation/job_state", || {
+            let bytes = std::fs::read(&job_state).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
+            tags.iter().all(|t| text.contains(t.as_str()))
+        });
+        tags
+    }
+
+    /// `kill -9` slurmctld and waits until it is gone; returns its pid.
+    pub fn kill_ctld(&self) -> u32 {
+        let pid = self.ctld_pid().expect("slurmctld is not running");
+        let killed = Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .expect("cannot run kill");
+        assert!(killed.success(), "kill -9 {pid} failed");
+        self.wait_up_to(60, "the killed slurmctld to be gone", || {
+            self.ctld_pid().is_none()
+        });
+        pid
+    }
+
     /// `squeue` for the given jobs as sorted `id state nodes` lines.
     pub fn jobs_with_nodes(&self, jobs: &[u32]) -> Vec<String> {
         let ids: Vec<String> = jobs.iter().map(u32::to_string).collect();
