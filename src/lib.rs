@@ -17,6 +17,7 @@ pub mod hostlist;
 pub mod metrics;
 pub mod model;
 pub mod placement;
+pub mod replay;
 pub mod sim;
 pub mod status;
 pub mod topoinfo;

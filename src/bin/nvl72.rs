@@ -6,6 +6,7 @@
 //! nvl72 discover --dir smi-outputs/  # topology.toml from NVLink clique ids
 //! nvl72 simulate --workload synthetic --racks 278 --jobs 3000 --load 0.9 --lambda 0.02
 //! nvl72 simulate --workload philly --racks 12 --load 1.2 --json out.json --plot out.svg
+//! nvl72 replay --workload synthetic --racks 8 --jobs 200 --minutes 8 --plot replay.svg
 //! nvl72 analytic --k 4,16 --lambda 0,0.05 --racks 278 --seeds 20
 //! nvl72 bench --racks 278
 //! ```
@@ -33,6 +34,8 @@ use topology_nvl72::sim::synthetic::{self, SyntheticSpec};
 
 #[path = "nvl72/admin.rs"]
 mod admin;
+#[path = "nvl72/replay.rs"]
+mod replay;
 
 #[derive(Parser)]
 #[command(
@@ -49,6 +52,9 @@ struct Cli {
 enum Cmd {
     /// Replay a workload under several policies side by side.
     Simulate(SimulateArgs),
+    /// Replay a workload in real slurmctlds (a lab per topology plugin: nvl72, block, none),
+    /// time-compressed, and compare with the simulator's prediction for the same stream.
+    Replay(replay::ReplayArgs),
     /// Check the segment-size capacity formula against the simulator.
     Analytic(AnalyticArgs),
     /// Engine decision latency (mean, p50, p99) at 0%, 50% and 90% occupancy.
@@ -72,14 +78,15 @@ enum Workload {
     Synthetic,
 }
 
+/// The workload, the cluster and its failures: what `simulate` and `replay` share.
 #[derive(Args)]
-struct SimulateArgs {
+struct WorkloadArgs {
     #[arg(long, value_enum, default_value = "synthetic")]
     workload: Workload,
     /// Philly CSV [default: ../shared/data/philly-multigpu-jobs.csv]
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Racks of 18 trays [default: 278 synthetic, 12 philly]
+    /// Racks of 18 trays [default: 278 synthetic, 12 philly; replay: 8]
     #[arg(long)]
     racks: Option<usize>,
     /// Jobs: synthetic jobs to draw [default: 3000], or the first N of the trace
@@ -116,21 +123,11 @@ struct SimulateArgs {
     /// Trays drawn down at the start stay down; no other failures
     #[arg(long, conflicts_with = "mtbf")]
     static_failures: bool,
-    /// Comma-separated: nvl72, block, naive, nvl72-start-now (the engine with
-    /// multi_rack = "start-now")
-    #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
-    policies: Vec<PolicyKind>,
-    /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs
-    #[arg(long)]
-    policy_file: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Backfill depth (Slurm's bf_max_job_test)
     #[arg(long, default_value_t = 500)]
     bf_depth: usize,
-    /// Stop after this many simulated days (jobs left count as unfinished)
-    #[arg(long)]
-    horizon_days: Option<f64>,
     /// Hold a job killed by tray failures more than N times (Slurm's MaxBatchRequeue);
     /// -1: re-queue forever
     #[arg(
@@ -140,6 +137,55 @@ struct SimulateArgs {
         allow_negative_numbers = true
     )]
     max_requeue: i64,
+}
+
+impl WorkloadArgs {
+    fn failure_model(&self) -> Result<FailureModel, String> {
+        match self.mtbf {
+            Some(mtbf) if mtbf > 0.0 && self.mttr > 0.0 => Ok(FailureModel::OnOff {
+                mtbf_h: mtbf,
+                mttr_h: self.mttr,
+            }),
+            Some(_) => Err("--mtbf and --mttr must be positive".into()),
+            None => FailureModel::with_unavailability(
+                self.lambda,
+                (!self.static_failures).then_some(self.mttr),
+            ),
+        }
+    }
+
+    /// The simulator's configuration for `racks` racks (failures, seeds, backfill depth).
+    fn sim_config(&self, racks: usize) -> Result<SimConfig, String> {
+        if racks == 0 {
+            return Err("--racks must be at least 1".into());
+        }
+        let mut cfg = SimConfig::new(racks);
+        cfg.failures = self.failure_model()?;
+        cfg.seed = self.seed;
+        cfg.bf_depth = self.bf_depth;
+        cfg.max_requeue = u32::try_from(self.max_requeue).ok();
+        Ok(cfg)
+    }
+}
+
+#[derive(Args)]
+struct SimulateArgs {
+    #[command(flatten)]
+    w: WorkloadArgs,
+    /// Comma-separated: nvl72, block, naive, nvl72-start-now (the engine with
+    /// multi_rack = "start-now")
+    #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
+    policies: Vec<PolicyKind>,
+    /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs
+    #[arg(long)]
+    policy_file: Option<PathBuf>,
+    /// Stop after this many simulated days (jobs left count as unfinished)
+    #[arg(long)]
+    horizon_days: Option<f64>,
+    /// Scheduling passes only every this many simulated seconds (slurmctld's one-second
+    /// tick, times a replay's time scale) instead of after every event
+    #[arg(long, value_name = "SECONDS")]
+    sched_period_s: Option<f64>,
     /// Write the full report as JSON
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -230,6 +276,7 @@ fn main() -> ExitCode {
     }
     let result = match cmd {
         Cmd::Simulate(a) => simulate(&a),
+        Cmd::Replay(a) => replay::replay(&a),
         Cmd::Analytic(a) => run_analytic(&a),
         Cmd::Bench(a) => run_bench(&a),
         Cmd::Summarize(a) => summarize(&a),
@@ -246,47 +293,22 @@ fn main() -> ExitCode {
 }
 
 fn simulate(a: &SimulateArgs) -> Result<(), String> {
-    let racks = a.racks.unwrap_or(match a.workload {
+    let racks = a.w.racks.unwrap_or(match a.w.workload {
         Workload::Synthetic => 278,
         Workload::Philly => 12,
     });
-    if racks == 0 {
-        return Err("--racks must be at least 1".into());
-    }
-    let failures = match a.mtbf {
-        Some(mtbf) if mtbf > 0.0 && a.mttr > 0.0 => FailureModel::OnOff {
-            mtbf_h: mtbf,
-            mttr_h: a.mttr,
-        },
-        Some(_) => return Err("--mtbf and --mttr must be positive".into()),
-        None => {
-            FailureModel::with_unavailability(a.lambda, (!a.static_failures).then_some(a.mttr))?
-        }
-    };
-    let mut cfg = SimConfig::new(racks);
-    cfg.failures = failures;
-    cfg.seed = a.seed;
-    cfg.bf_depth = a.bf_depth;
+    let mut cfg = a.w.sim_config(racks)?;
     cfg.timing = !a.no_timing;
     cfg.check_invariants = a.check;
-    cfg.max_requeue = u32::try_from(a.max_requeue).ok();
     cfg.horizon = a.horizon_days.map(|d| (d * 24.0 * HOUR as f64) as u64);
+    cfg.sched_period = a.sched_period_s.map(|s| (s * 1000.0).round() as u64);
     if let Some(path) = &a.policy_file {
         cfg.policy = read_policy(path)?;
     }
+    let failures = cfg.failures;
     let healthy = cfg.trays() as f64 * (1.0 - failures.unavailability());
-    let (jobs, name, details) = build_workload(a, healthy)?;
-    let info = WorkloadInfo {
-        name: name.into(),
-        details,
-        jobs: jobs.len(),
-        offered_load: offered_load(&jobs, healthy),
-        span_h: hours(jobs.last().map_or(0, |j| j.submit)),
-        gpu_hours: jobs
-            .iter()
-            .map(|j| (j.trays * cfg.gpus_per_tray) as f64 * hours(j.runtime))
-            .sum(),
-    };
+    let (jobs, name, details) = build_workload(&a.w, healthy)?;
+    let info = workload_info(name, details, &jobs, healthy, cfg.gpus_per_tray);
 
     let bars = Bars::new(&a.policies, jobs.len(), a.quiet);
     let policies = simulate_all(&cfg, &jobs, &a.policies, !a.serial, &|k, done| {
@@ -317,8 +339,29 @@ fn simulate(a: &SimulateArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The workload's header for reports.
+fn workload_info(
+    name: &str,
+    details: serde_json::Value,
+    jobs: &[Job],
+    healthy: f64,
+    gpus_per_tray: usize,
+) -> WorkloadInfo {
+    WorkloadInfo {
+        name: name.into(),
+        details,
+        jobs: jobs.len(),
+        offered_load: offered_load(jobs, healthy),
+        span_h: hours(jobs.last().map_or(0, |j| j.submit)),
+        gpu_hours: jobs
+            .iter()
+            .map(|j| (j.trays * gpus_per_tray) as f64 * hours(j.runtime))
+            .sum(),
+    }
+}
+
 fn build_workload(
-    a: &SimulateArgs,
+    a: &WorkloadArgs,
     healthy: f64,
 ) -> Result<(Vec<Job>, &'static str, serde_json::Value), String> {
     match a.workload {

@@ -86,6 +86,15 @@ pub fn offered_load(jobs: &[Job], healthy_trays: f64) -> f64 {
     work / (healthy_trays * span)
 }
 
+/// Scales every submit time by one factor so that the offered load of `jobs` on
+/// `healthy_trays` becomes `load` (submit times must start at zero).
+pub fn set_offered_load(jobs: &mut [Job], healthy_trays: f64, load: f64) {
+    let factor = offered_load(jobs, healthy_trays) / load;
+    for j in jobs {
+        j.submit = (j.submit as f64 * factor).round() as Millis;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

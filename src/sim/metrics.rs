@@ -94,6 +94,10 @@ pub struct SeriesPoint {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyReport {
     pub policy: PolicyKind,
+    /// Set when the report is not the simulator's: `slurm nvl72` for a run in a real
+    /// slurmctld (`nvl72 replay`) measured by the same definitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub jobs: usize,
     pub completed: usize,
     pub rejected: usize,
@@ -155,6 +159,15 @@ pub struct Recorder {
     gpu_sized_in_rack: Share,
     segments_in_rack: Share,
     extra_racks: (u64, u64),
+}
+
+impl PolicyReport {
+    /// The column and legend name: the label, else the policy.
+    pub fn name(&self) -> String {
+        self.label
+            .clone()
+            .unwrap_or_else(|| self.policy.to_string())
+    }
 }
 
 impl Recorder {
@@ -295,6 +308,7 @@ impl Recorder {
         let total_waiting = self.total_trays as u128 * self.wait_in_window;
         PolicyReport {
             policy,
+            label: None,
             jobs: jobs.len(),
             completed,
             rejected,

@@ -7,7 +7,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::job::{offered_load, time_limit, Job, Millis, SECOND};
+use super::job::{set_offered_load, time_limit, Job, SECOND};
 
 /// The file name of the trace in the shared data folder.
 pub const TRACE_FILE: &str = "philly-multigpu-jobs.csv";
@@ -114,10 +114,7 @@ pub fn workload(rows: &[TraceRow], spec: &PhillySpec) -> Result<Vec<Job>, String
         if load <= 0.0 {
             return Err("--load must be positive".into());
         }
-        let factor = offered_load(&jobs, spec.healthy_trays) / load;
-        for j in &mut jobs {
-            j.submit = (j.submit as f64 * factor).round() as Millis;
-        }
+        set_offered_load(&mut jobs, spec.healthy_trays, load);
     }
     Ok(jobs)
 }
@@ -125,6 +122,7 @@ pub fn workload(rows: &[TraceRow], spec: &PhillySpec) -> Result<Vec<Job>, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::job::offered_load;
 
     const SAMPLE: &str =
         "submit_s,gpus,runtime_s,attempts\n0,8,1000,1\n50,4,200,2\n100,128,3000,1\n";

@@ -52,6 +52,15 @@ pub fn svg(reports: &[PolicyReport], title: &str) -> String {
         ("GPU occupancy (allocated / healthy)", 1.0, TOP, true),
         ("queued jobs", q_max, TOP + PANEL + GAP, false),
     ];
+    // Replay plots mix real runs (labelled, solid) with the simulator's prediction (dashed).
+    let mixed = reports.iter().any(|r| r.label.is_some());
+    let dash = |r: &PolicyReport| {
+        if mixed && r.label.is_none() {
+            r#" stroke-dasharray="6,4""#
+        } else {
+            ""
+        }
+    };
     for (label, y_max, y0, percent) in panels {
         axes(&mut out, label, y0, t_max, y_max, percent);
         for r in reports {
@@ -69,8 +78,9 @@ pub fn svg(reports: &[PolicyReport], title: &str) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                r#"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>"#,
+                r#"<polyline fill="none" stroke="{}" stroke-width="1.5"{} points="{}"/>"#,
                 color(r.policy),
+                dash(r),
                 points.join(" ")
             );
         }
@@ -80,12 +90,13 @@ pub fn svg(reports: &[PolicyReport], title: &str) -> String {
         let x = WIDTH - RIGHT + 20.0;
         let _ = writeln!(
             out,
-            r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+            r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="3"{}/><text x="{}" y="{}">{}</text>"#,
             x + 25.0,
             color(r.policy),
+            dash(r),
             x + 32.0,
             y + 4.0,
-            r.policy
+            escape(&r.name())
         );
     }
     out.push_str("</svg>\n");

@@ -58,7 +58,7 @@ impl RunReport {
         let mut row = |name: &str, f: &dyn Fn(&PolicyReport) -> String| {
             rows.push((name.to_string(), self.policies.iter().map(f).collect()));
         };
-        row("", &|p| p.policy.to_string());
+        row("", &|p| p.name());
         row("jobs done/rejected/held/left", &|p| {
             format!("{}/{}/{}/{}", p.completed, p.rejected, p.held, p.unfinished)
         });

@@ -44,6 +44,11 @@ pub struct SimConfig {
     /// A job killed by tray failures more often than this is held instead of re-queued
     /// (Slurm's `MaxBatchRequeue`, default 5); `None`: re-queue forever.
     pub max_requeue: Option<u32>,
+    /// Scheduling passes only at multiples of this period, like slurmctld's one-second
+    /// scheduling tick (backfill's `bf_interval`, the main loop's background tick); `None`:
+    /// a pass right after every event. Replays set it to one real second in simulated time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched_period: Option<Millis>,
 }
 
 impl SimConfig {
@@ -61,6 +66,7 @@ impl SimConfig {
             policy: Policy::default(),
             horizon: None,
             max_requeue: Some(5),
+            sched_period: None,
         }
     }
 
@@ -191,10 +197,17 @@ impl<'a> Sim<'a> {
 
     fn run(&mut self, progress: &dyn Fn(usize)) {
         self.rec.set(0, self.snapshot());
+        // With a scheduling period: the tick at which the next pass is due, if one is.
+        let mut pass_due: Option<Millis> = None;
         while self.done + self.rejected + self.held < self.jobs.len() {
             let next_event = self.events.peek().map(|Reverse(e)| e.0);
             let next_arrival = self.jobs.get(self.next_arrival).map(|j| j.submit);
-            let Some(now) = next_event.into_iter().chain(next_arrival).min() else {
+            let Some(now) = next_event
+                .into_iter()
+                .chain(next_arrival)
+                .chain(pass_due)
+                .min()
+            else {
                 break; // nothing will ever change again: the queue is stuck
             };
             let idle = self.running.is_empty() && self.next_arrival == self.jobs.len();
@@ -220,7 +233,18 @@ impl<'a> Sim<'a> {
                 self.arrive(now, job.id);
                 self.next_arrival += 1;
             }
-            self.schedule(now);
+            match self.cfg.sched_period.filter(|&p| p > 0) {
+                None => self.schedule(now),
+                Some(period) => {
+                    let tick = now.next_multiple_of(period);
+                    if tick == now {
+                        pass_due = None;
+                        self.schedule(now);
+                    } else if pass_due.is_none() {
+                        pass_due = Some(tick);
+                    }
+                }
+            }
             let snapshot = self.snapshot();
             self.rec.set(now, snapshot);
             if self.cfg.check_invariants {

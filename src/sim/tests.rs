@@ -242,3 +242,29 @@ fn gpu_sized_jobs_stay_in_one_rack_under_the_engine() {
     );
     assert!(reports[2].gpu_sized_in_one_rack.share.unwrap() < 1.0);
 }
+
+#[test]
+fn with_a_scheduling_period_jobs_start_only_at_its_ticks() {
+    // Three one-tray jobs: at 0 (a tick), at 10 min and at 25 min; passes every 30 min.
+    let job = |id, submit| Job {
+        id,
+        submit,
+        trays: 1,
+        segment: None,
+        by_gpus: false,
+        runtime: HOUR,
+        limit: 2 * HOUR,
+    };
+    let jobs = [job(0, 0), job(1, 10 * MINUTE), job(2, 25 * MINUTE)];
+    let mut cfg = config(1, 0.0, 1);
+    cfg.sched_period = Some(30 * MINUTE);
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    // Waits 0, 20 and 5 minutes: the second and third start at the 30-minute tick.
+    let all = &r.wait[0];
+    assert!((all.mean_h - 25.0 / 60.0 / 3.0).abs() < 1e-9, "{all:?}");
+    assert_eq!(r.ends, [Some(HOUR), Some(90 * MINUTE), Some(90 * MINUTE)]);
+    // Without it every job starts at its arrival.
+    cfg.sched_period = None;
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    assert_eq!(r.wait[0].mean_h, 0.0);
+}

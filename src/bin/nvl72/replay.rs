@@ -1,0 +1,670 @@
+//! `nvl72 replay`: the simulator's workload, compressed in time, submitted to real
+//! slurmctlds (one lab per topology plugin, side by side), measured from slurmctld's log by
+//! the simulator's own metrics, next to the simulator's prediction for the same stream.
+//!
+//! Each lab is `scripts/lab-up.sh` with its own folder and ports. Jobs are `sbatch
+//! --exclusive` with `-N` (or `--gpus`), `--segment`, `--time` and a `sleep` of their
+//! compressed run time; failures drain the tray and requeue the job on it (`scontrol
+//! requeue`, then its begin time is set to now + 1 s, because Slurm otherwise holds a
+//! requeued job back for the 120 s credential lifetime, which compression would turn into
+//! many hours); a job killed more than `--max-requeue` times is requeued held, as Slurm's
+//! MaxBatchRequeue does.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, ValueEnum};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use topology_nvl72::replay::observe::parse_log;
+use topology_nvl72::replay::plan::{plan, scale_for, Plan, PlanSpec, ReplayJob};
+use topology_nvl72::replay::timeline::{report, Fidelity, Observed};
+use topology_nvl72::sim::job::{hours, set_offered_load, Job};
+use topology_nvl72::sim::metrics::PolicyReport;
+use topology_nvl72::sim::plot;
+use topology_nvl72::sim::policy::PolicyKind;
+use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
+use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
+
+use super::{build_workload, workload_info, WorkloadArgs};
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    w: WorkloadArgs,
+    /// Topology plugins, one lab each: nvl72, block, none (topology/default)
+    #[arg(long, value_delimiter = ',', default_value = "nvl72,block,none")]
+    topologies: Vec<Topo>,
+    /// Real minutes the submissions take (sets the time scale)
+    #[arg(long, default_value_t = 8.0)]
+    minutes: f64,
+    /// Simulated seconds per real second, instead of --minutes
+    #[arg(long, conflicts_with = "minutes")]
+    time_scale: Option<f64>,
+    /// After the last submission go on for this share of the submission span, then cancel
+    /// what is left (it counts as unfinished, in the simulator too)
+    #[arg(long, default_value_t = 0.5)]
+    drain: f64,
+    /// Folder for slurmctld logs, lab-up logs and the report
+    #[arg(long, default_value = "target/replay")]
+    out: PathBuf,
+    /// Write the full report (both sides) as JSON
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write occupancy and queue length over time as SVG (real runs solid, simulator dashed)
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Lab folders are PREFIX-nvl72, PREFIX-block, PREFIX-none (a chroot each, built once)
+    #[arg(long, default_value = "/var/tmp/nvl72-replay")]
+    lab_prefix: String,
+    /// Shift the labs' ports (slurmctld + N, slurmd + 1000 N) to run two replays at once
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1))]
+    port_offset: u16,
+    /// The plugin for the nvl72 lab [default: lab-up.sh's, target/release/libtopology_nvl72.so]
+    #[arg(long)]
+    plugin: Option<PathBuf>,
+    /// The topology-nvl72 .deb to install in the nvl72 lab instead of --plugin
+    #[arg(long, conflicts_with = "plugin")]
+    package: Option<PathBuf>,
+    /// The repository's scripts/ folder [default: ./scripts, else next to the binary's repo]
+    #[arg(long)]
+    scripts: Option<PathBuf>,
+    /// One lab after the other instead of all at once
+    #[arg(long)]
+    sequential: bool,
+    /// Leave the labs running afterwards
+    #[arg(long)]
+    keep_labs: bool,
+    /// Print the plan and the simulator's prediction only; no lab
+    #[arg(long)]
+    dry_run: bool,
+    /// No progress bars
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Topo {
+    Nvl72,
+    Block,
+    None,
+}
+
+impl Topo {
+    fn name(self) -> &'static str {
+        match self {
+            Topo::Nvl72 => "nvl72",
+            Topo::Block => "block",
+            Topo::None => "none",
+        }
+    }
+
+    /// The simulator's model of this plugin.
+    fn model(self) -> PolicyKind {
+        match self {
+            Topo::Nvl72 => PolicyKind::Nvl72,
+            Topo::Block => PolicyKind::Block,
+            Topo::None => PolicyKind::Naive,
+        }
+    }
+
+    /// slurmctld port and the first slurmd port: apart from the test labs and each other.
+    fn ports(self) -> (u16, u16) {
+        match self {
+            Topo::Nvl72 => (6857, 20000),
+            Topo::Block => (6867, 22000),
+            Topo::None => (6877, 24000),
+        }
+    }
+}
+
+/// Slurm settings that keep the compressed time meaningful: backfill every second (its
+/// default 30 s would be hours) at one-second resolution.
+const SCHED_PARAMS: &str = "bf_interval=1,bf_resolution=1,bf_max_job_test=500";
+
+#[derive(Serialize)]
+struct ReplayReport {
+    workload: WorkloadInfo,
+    sim: SimConfig,
+    scale: f64,
+    real_minutes: f64,
+    jobs_left_out: usize,
+    tray_events: usize,
+    /// Real Slurm (labelled) then the simulator's prediction for the same stream.
+    policies: Vec<PolicyReport>,
+    fidelity: Vec<(Topo, Fidelity)>,
+}
+
+pub fn replay(a: &ReplayArgs) -> Result<(), String> {
+    let racks = a.w.racks.unwrap_or(8);
+    if racks * 18 > 999 {
+        return Err(format!(
+            "--racks {racks}: the lab names at most 999 trays (55 racks)"
+        ));
+    }
+    if a.topologies.is_empty() {
+        return Err("--topologies: name at least one of nvl72, block, none".into());
+    }
+    let mut cfg = a.w.sim_config(racks)?;
+    let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
+    let (jobs, name, details) = build_workload(&a.w, healthy)?;
+    let drawn = jobs.len();
+    let jobs = runnable_at_load(jobs, racks, healthy, a.w.load);
+    let scale = match a.time_scale {
+        Some(s) => s,
+        None if a.minutes > 0.0 => scale_for(&jobs, a.minutes),
+        None => return Err("--minutes must be positive".into()),
+    };
+    let spec = PlanSpec {
+        racks,
+        trays_per_rack: 18,
+        failures: cfg.failures,
+        seed: cfg.seed,
+        scale,
+        drain: a.drain,
+    };
+    let mut plan = plan(&jobs, &spec)?;
+    plan.dropped += drawn - jobs.len();
+    cfg.horizon = Some(plan.horizon());
+    let info = workload_info(name, details, &plan.stream, healthy, cfg.gpus_per_tray);
+    println!(
+        "replay: {} jobs of `{}` (offered load {:.2}, {} left out: no policy can run them on {} racks), {:.1} simulated hours in {:.1} real minutes (x{:.0}); failures: {} ({} tray changes)",
+        plan.jobs.len(),
+        name,
+        info.offered_load,
+        plan.dropped,
+        racks,
+        hours(plan.horizon()),
+        plan.stop_ms as f64 / 60_000.0,
+        scale,
+        describe_failures(&cfg.failures),
+        plan.tray_events.len()
+    );
+    let models: Vec<PolicyKind> = a.topologies.iter().map(|t| t.model()).collect();
+    // The prediction as the simulator makes it (a pass after every event), and corrected
+    // for slurmctld's one-second scheduling tick, which compression stretches.
+    let instant = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
+    cfg.sched_period = Some((1000.0 * scale).round() as u64);
+    let predicted = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
+    if a.dry_run {
+        print!("{}", table(&info, &cfg, predicted.clone()));
+        println!("{}", comparison(&[], &predicted, &instant, &[]));
+        return Ok(());
+    }
+
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let scripts = scripts_dir(a.scripts.as_deref())?;
+    let multi = MultiProgress::with_draw_target(if a.quiet || !std::io::stderr().is_terminal() {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    });
+    let labs: Vec<Lab> = a
+        .topologies
+        .iter()
+        .map(|&topo| Lab {
+            topo,
+            dir: format!("{}-{}", a.lab_prefix, topo.name()),
+            scripts: scripts.clone(),
+            port_offset: a.port_offset,
+            bar: bar(&multi, topo, &plan),
+        })
+        .collect();
+    let run = |lab: &Lab| -> Result<(Observed, String), String> {
+        let result = lab.run(&plan, racks, a, cfg.max_requeue);
+        if !a.keep_labs {
+            lab.down();
+        }
+        result
+    };
+    let results: Vec<Result<(Observed, String), String>> = if a.sequential {
+        labs.iter().map(run).collect()
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = labs.iter().map(|lab| s.spawn(|| run(lab))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("replay thread panicked".into()))
+                })
+                .collect()
+        })
+    };
+    let mut real = Vec::new();
+    let mut fidelity = Vec::new();
+    for (lab, result) in labs.iter().zip(results) {
+        let (observed, log) = result.map_err(|e| format!("{}: {e}", lab.topo.name()))?;
+        std::fs::write(
+            a.out.join(format!("{}-slurmctld.log", lab.topo.name())),
+            &log,
+        )
+        .map_err(|e| e.to_string())?;
+        let events = parse_log(&log)?;
+        let (r, fid) = report(
+            &plan,
+            &observed,
+            &events,
+            lab.topo.model(),
+            18,
+            racks * 18,
+            200,
+        );
+        real.push(r);
+        fidelity.push((lab.topo, fid));
+    }
+    let mut all = real.clone();
+    all.extend(predicted.iter().cloned());
+    print!("{}", table(&info, &cfg, all.clone()));
+    println!("{}", comparison(&real, &predicted, &instant, &fidelity));
+    let title = format!(
+        "{} ({} jobs, load {:.2}) on {} racks, failures: {}: real Slurm (solid) vs simulator (dashed)",
+        info.name,
+        info.jobs,
+        info.offered_load,
+        racks,
+        describe_failures(&cfg.failures)
+    );
+    if let Some(path) = &a.plot {
+        std::fs::write(path, plot::svg(&all, &title))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let full = ReplayReport {
+        workload: info,
+        sim: cfg,
+        scale,
+        real_minutes: plan.stop_ms as f64 / 60_000.0,
+        jobs_left_out: plan.dropped,
+        tray_events: plan.tray_events.len(),
+        policies: all,
+        fidelity,
+    };
+    let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
+    std::fs::write(a.out.join("replay.json"), &json).map_err(|e| e.to_string())?;
+    if let Some(path) = &a.json {
+        std::fs::write(path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Drops the jobs no policy can run on `racks` racks, restarts the clock at the first
+/// submission and, with `--load`, compresses arrivals back to that load.
+fn runnable_at_load(jobs: Vec<Job>, racks: usize, healthy: f64, load: Option<f64>) -> Vec<Job> {
+    let mut kept: Vec<Job> = jobs
+        .into_iter()
+        .filter(|j| topology_nvl72::replay::plan::runnable(j, racks, 18))
+        .collect();
+    let first = kept.first().map_or(0, |j| j.submit);
+    for (id, j) in kept.iter_mut().enumerate() {
+        j.id = id;
+        j.submit -= first;
+    }
+    if let Some(load) = load.filter(|&l| l > 0.0) {
+        set_offered_load(&mut kept, healthy, load);
+    }
+    kept
+}
+
+fn table(info: &WorkloadInfo, cfg: &SimConfig, policies: Vec<PolicyReport>) -> String {
+    RunReport {
+        workload: info.clone(),
+        sim: cfg.clone(),
+        policies,
+    }
+    .to_table()
+}
+
+/// Real against predicted, per plugin, and the targets of the replay.
+fn comparison(
+    real: &[PolicyReport],
+    predicted: &[PolicyReport],
+    instant: &[PolicyReport],
+    fidelity: &[(Topo, Fidelity)],
+) -> String {
+    use std::fmt::Write;
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
+    let occ = |r: &PolicyReport| r.occupancy_while_waiting;
+    let points = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:+.2}", (a - b) * 100.0),
+        _ => "-".into(),
+    };
+    let mut out = String::from(
+        "\nGPU occupancy while jobs wait: real Slurm vs the simulator on the same stream, with \
+         slurmctld's 1 s scheduling tick (and with a pass after every event)\n",
+    );
+    for (i, (p, q)) in predicted.iter().zip(instant).enumerate() {
+        let r = real.get(i);
+        let _ = writeln!(
+            out,
+            "  {:<6} real {:>7}  simulator {:>7} ({} points)  without the tick {:>7} ({} points)",
+            p.policy.to_string(),
+            r.map_or("-".into(), |r| pct(occ(r))),
+            pct(occ(p)),
+            points(r.and_then(occ), occ(p)),
+            pct(occ(q)),
+            points(r.and_then(occ), occ(q)),
+        );
+    }
+    let rank = |rs: &[PolicyReport]| {
+        let mut v: Vec<(String, f64)> = rs
+            .iter()
+            .map(|r| (r.name(), r.occupancy_while_waiting.unwrap_or(0.0)))
+            .collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v.into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>()
+            .join(" > ")
+    };
+    if !real.is_empty() {
+        let _ = writeln!(out, "ranking, real Slurm: {}", rank(real));
+    }
+    let _ = writeln!(out, "ranking, simulator:  {}", rank(predicted));
+    for (topo, f) in fidelity {
+        let _ = writeln!(
+            out,
+            "{}: submissions late by {:.0} ms on average (max {} ms); starts of the wrong size: {}; unknown nodes: {}",
+            topo.name(),
+            f.submit_late_mean_ms,
+            f.submit_late_max_ms,
+            f.wrong_size_starts,
+            f.unknown_nodes
+        );
+    }
+    out
+}
+
+fn bar(multi: &MultiProgress, topo: Topo, plan: &Plan) -> ProgressBar {
+    let bar = multi.add(ProgressBar::new(plan.stop_ms / 1000));
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} s {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(topo.name());
+    bar
+}
+
+fn scripts_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    let candidates: Vec<PathBuf> = match given {
+        Some(p) => vec![p.to_path_buf()],
+        None => vec![
+            PathBuf::from("scripts"),
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts"),
+        ],
+    };
+    candidates
+        .into_iter()
+        .find(|p| p.join("lab-up.sh").is_file())
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .ok_or_else(|| {
+            "scripts/lab-up.sh not found: run from the repository or pass --scripts".into()
+        })
+}
+
+fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// One lab: a chroot with its own slurmctld and slurmds, for one topology plugin.
+struct Lab {
+    topo: Topo,
+    dir: String,
+    scripts: PathBuf,
+    port_offset: u16,
+    bar: ProgressBar,
+}
+
+impl Lab {
+    fn script(&self, name: &str) -> Command {
+        let mut c = Command::new("bash");
+        let (ctld, port0) = self.topo.ports();
+        let (ctld, port0) = (ctld + self.port_offset, port0 + 1000 * self.port_offset);
+        c.arg(self.scripts.join(name))
+            .env("LAB", &self.dir)
+            .env("SLURM_SERIES", "24.11")
+            .env("TOPO", self.topo.name())
+            .env("CTLD_PORT", ctld.to_string())
+            .env("PORT0", port0.to_string())
+            .env("TZ", "UTC");
+        c
+    }
+
+    fn up(&self, racks: usize, a: &ReplayArgs) -> Result<(), String> {
+        let log = a.out.join(format!("{}-lab-up.log", self.topo.name()));
+        let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        let mut c = self.script("lab-up.sh");
+        c.env("RACKS", racks.to_string())
+            .env("CPU_NODES", "0")
+            .env("CLEAN", "1")
+            .env("SCHED_PARAMS", SCHED_PARAMS)
+            .env(
+                "EXTRA_CONF",
+                format!(
+                    "JobCompType=jobcomp/filetxt\nJobCompLoc={}/var/log/jobcomp.txt",
+                    self.dir
+                ),
+            )
+            .env("WAIT", "300")
+            .stdout(file)
+            .stderr(err);
+        if let Some(p) = &a.plugin {
+            c.env("PLUGIN", p);
+        }
+        if let Some(p) = &a.package {
+            c.env("PACKAGE", p);
+        }
+        let status = c.status().map_err(|e| format!("lab-up.sh: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "lab-up.sh failed ({status}); see {}",
+                log.display()
+            ));
+        }
+        Ok(())
+    }
+
+    fn down(&self) {
+        let _ = self.script("lab-down.sh").output();
+    }
+
+    /// A Slurm client command in the chroot; stdout, or the error with stderr.
+    fn slurm(&self, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("chroot")
+            .arg(format!("{}/rootfs", self.dir))
+            .args(args)
+            .env("TZ", "UTC")
+            .output()
+            .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "{}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        racks: usize,
+        a: &ReplayArgs,
+        max_requeue: Option<u32>,
+    ) -> Result<(Observed, String), String> {
+        self.bar.set_message("lab starting");
+        if let Err(first) = self.up(racks, a) {
+            // A slurmd can fail to register while many labs start at once: one more try.
+            self.bar.set_message("lab-up failed, trying again");
+            self.down();
+            self.up(racks, a)
+                .map_err(|again| format!("{first}; and again: {again}"))?;
+        }
+        let log_path = format!("{}/var/log/slurmctld.log", self.dir);
+        let mut obs = Observed {
+            slurm_ids: vec![None; plan.jobs.len()],
+            ..Observed::default()
+        };
+        let mut kills = vec![0u32; plan.jobs.len()];
+        let mut errors = Vec::new();
+        // Submissions and tray changes in time order (tray changes first at one instant).
+        let mut actions: Vec<(u64, u8, usize)> = plan
+            .tray_events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.at_ms, 0, i))
+            .chain(plan.jobs.iter().map(|j| (j.submit_ms, 1, j.id)))
+            .collect();
+        actions.sort();
+        let start = Instant::now();
+        obs.t0_ms = unix_ms();
+        let mut submitted = 0;
+        for (at, kind, i) in actions {
+            let due = start + Duration::from_millis(at);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let now_ms = start.elapsed().as_millis() as u64;
+            self.bar.set_position(now_ms / 1000);
+            if kind == 1 {
+                match self.submit(&plan.jobs[i]) {
+                    Ok(id) => obs.slurm_ids[i] = Some(id),
+                    Err(e) => errors.push(e),
+                }
+                submitted += 1;
+                self.bar
+                    .set_message(format!("{submitted}/{} submitted", plan.jobs.len()));
+            } else {
+                let e = plan.tray_events[i];
+                match self.tray_change(e.tray, e.down, &obs.slurm_ids, &mut kills, max_requeue) {
+                    Ok(held) => obs.held.extend(held),
+                    Err(err) => errors.push(err),
+                }
+                obs.tray_events
+                    .push(topology_nvl72::replay::plan::TrayEvent { at_ms: now_ms, ..e });
+            }
+        }
+        // Drain: until nothing is left or the stop time.
+        let stop = start + Duration::from_millis(plan.stop_ms);
+        loop {
+            let left = self
+                .slurm(&["squeue", "-h", "-t", "PD,R,CF,CG", "-o", "%i"])
+                .map(|s| s.lines().count())
+                .unwrap_or(usize::MAX);
+            self.bar.set_position(start.elapsed().as_secs());
+            self.bar.set_message(format!("draining, {left} jobs left"));
+            if left == 0 || Instant::now() >= stop {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        let _ = self.slurm(&["scancel", "-u", "root"]);
+        self.bar.finish_with_message(if errors.is_empty() {
+            "done".to_string()
+        } else {
+            format!("done, {} errors", errors.len())
+        });
+        if let Some(e) = errors.first() {
+            eprintln!(
+                "{}: {} Slurm command(s) failed; the first: {e}",
+                self.topo.name(),
+                errors.len()
+            );
+        }
+        let log = std::fs::read_to_string(&log_path).map_err(|e| format!("{log_path}: {e}"))?;
+        Ok((obs, log))
+    }
+
+    /// `sbatch` of one job; Slurm's job id.
+    fn submit(&self, j: &ReplayJob) -> Result<u32, String> {
+        let mut args: Vec<String> = vec![
+            "sbatch".into(),
+            "--parsable".into(),
+            "--exclusive".into(),
+            format!("--job-name=replay-{}", j.id),
+            format!("--time={}", j.limit_min),
+            "--output=/dev/null".into(),
+            "--chdir=/tmp".into(),
+        ];
+        if j.by_gpus {
+            args.push(format!("--gpus={}", 4 * j.trays));
+        } else {
+            args.push(format!("--nodes={}", j.trays));
+            args.push("--gres=gpu:4".into());
+        }
+        if let Some(s) = j.segment {
+            args.push(format!("--segment={s}"));
+        }
+        args.push(format!(
+            "--wrap=sleep {}.{:03}",
+            j.sleep_ms / 1000,
+            j.sleep_ms % 1000
+        ));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self.slurm(&argv)?;
+        let id = out.trim().split(';').next().unwrap_or("");
+        id.parse()
+            .map_err(|_| format!("sbatch printed `{}`", out.trim()))
+    }
+
+    /// Drains (and requeues the job on) or resumes one tray; the stream jobs requeued held.
+    fn tray_change(
+        &self,
+        tray: usize,
+        down: bool,
+        slurm_ids: &[Option<u32>],
+        kills: &mut [u32],
+        max_requeue: Option<u32>,
+    ) -> Result<Vec<usize>, String> {
+        let node = format!("gb{:03}", tray + 1);
+        if !down {
+            self.slurm(&[
+                "scontrol",
+                "update",
+                &format!("nodename={node}"),
+                "state=resume",
+            ])?;
+            return Ok(vec![]);
+        }
+        let mut held = Vec::new();
+        self.slurm(&[
+            "scontrol",
+            "update",
+            &format!("nodename={node}"),
+            "state=drain",
+            "reason=nvl72-replay-failure",
+        ])?;
+        let ids = self.slurm(&["squeue", "-h", "-t", "R,CF", "-w", &node, "-o", "%i"])?;
+        for id in ids.split_whitespace() {
+            let Ok(slurm_id) = id.parse::<u32>() else {
+                continue;
+            };
+            let Some(job) = slurm_ids.iter().position(|&s| s == Some(slurm_id)) else {
+                continue;
+            };
+            kills[job] += 1;
+            if max_requeue.is_some_and(|m| kills[job] > m) {
+                self.slurm(&["scontrol", "requeuehold", id])?;
+                held.push(job);
+            } else {
+                self.slurm(&["scontrol", "requeue", id])?;
+                self.slurm(&[
+                    "scontrol",
+                    "update",
+                    &format!("jobid={id}"),
+                    "StartTime=now+1",
+                ])?;
+            }
+        }
+        Ok(held)
+    }
+}
