@@ -524,14 +524,25 @@ for n in $NODES; do
     fi
     started=$((started + 1))
 done
-[ "$started" -gt 0 ] && log "started $started slurmd ($NNODES gb + $CPU_NODES cpu nodes)"
+[ "$started" -gt 0 ] && log "started $started slurmd ($NGB_SLURMD gb + $CPU_NODES cpu nodes)"
 
 # ------------------------------------------------------------------------------ 4. wait for idle
+# slurmd_running NODE: its pid file names a live slurmd of this lab, or a slurmd of this lab
+# for NODE is still starting. A slurmd writes its pid file only after loading its plugins;
+# with 144 or more starting at once on 2 cores that took longer than the first check.
+slurmd_running() {
+    local p
+    alive "$VAR/run/slurmd-$1.pid" && return 0
+    for p in $(pgrep -f "^slurmd -N $1\$"); do
+        [ "$(readlink "/proc/$p/root" 2>/dev/null)" = "$ROOT" ] && return 0
+    done
+    return 1
+}
 # dead_slurmd: the first node whose slurmd is not running (it may die after daemonizing,
 # e.g. when a plugin fails to load), or nothing
 dead_slurmd() {
     local n
-    for n in $NODES; do alive "$VAR/run/slurmd-$n.pid" || { echo "$n"; return 0; }; done
+    for n in $NODES; do slurmd_running "$n" || { echo "$n"; return 0; }; done
 }
 end=$(( $(date +%s) + WAIT ))
 next_check=$(( $(date +%s) + 3 ))

@@ -59,7 +59,8 @@ enum Cmd {
     Analytic(AnalyticArgs),
     /// Engine decision latency (mean, p50, p99) at 0%, 50% and 90% occupancy.
     Bench(BenchArgs),
-    /// Average several `simulate --json` reports (e.g. seeds) into one markdown table.
+    /// Average several `simulate --json` (or `replay --json`) reports (e.g. seeds) into one
+    /// markdown table.
     Summarize(SummarizeArgs),
     /// Live view of the racks: a character per tray, the largest job that can start now,
     /// stranded GPUs and jobs waiting for topology.
@@ -642,13 +643,16 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
             p["decision_latency"]["p99_ns"].as_f64()
         }),
     ];
+    // A report's column: its label (`slurm nvl72` in `replay` reports), else its policy.
+    let column = |p: &Value| -> Option<String> {
+        p["label"]
+            .as_str()
+            .or(p["policy"].as_str())
+            .map(String::from)
+    };
     let policies: Vec<String> = first["policies"]
         .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p["policy"].as_str().map(String::from))
-                .collect()
-        })
+        .map(|ps| ps.iter().filter_map(column).collect())
         .unwrap_or_default();
     println!("| metric | {} |", policies.join(" | "));
     println!("|---|{}", "---|".repeat(policies.len()));
@@ -662,7 +666,7 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
                         r["policies"]
                             .as_array()?
                             .iter()
-                            .find(|p| p["policy"] == pol.as_str())
+                            .find(|p| column(p).as_deref() == Some(pol.as_str()))
                             .and_then(get)
                     })
                     .map(|v| v * scale)

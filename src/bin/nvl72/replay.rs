@@ -44,6 +44,9 @@ pub struct ReplayArgs {
     /// Simulated seconds per real second, instead of --minutes
     #[arg(long, conflicts_with = "minutes")]
     time_scale: Option<f64>,
+    /// slurmctld's scheduling tick in real seconds, for the simulator's corrected prediction
+    #[arg(long, default_value_t = 1.0)]
+    tick_s: f64,
     /// After the last submission go on for this share of the submission span, then cancel
     /// what is left (it counts as unfinished, in the simulator too)
     #[arg(long, default_value_t = 0.5)]
@@ -136,6 +139,8 @@ struct ReplayReport {
     tray_events: usize,
     /// Real Slurm (labelled) then the simulator's prediction for the same stream.
     policies: Vec<PolicyReport>,
+    /// The simulator's occupancy while jobs wait without the scheduling tick.
+    without_tick: Vec<(PolicyKind, Option<f64>)>,
     fidelity: Vec<(Topo, Fidelity)>,
 }
 
@@ -188,7 +193,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     // The prediction as the simulator makes it (a pass after every event), and corrected
     // for slurmctld's one-second scheduling tick, which compression stretches.
     let instant = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
-    cfg.sched_period = Some((1000.0 * scale).round() as u64);
+    cfg.sched_period = Some((1000.0 * a.tick_s * scale).round() as u64);
     let predicted = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
@@ -281,6 +286,10 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         jobs_left_out: plan.dropped,
         tray_events: plan.tray_events.len(),
         policies: all,
+        without_tick: instant
+            .iter()
+            .map(|r| (r.policy, r.occupancy_while_waiting))
+            .collect(),
         fidelity,
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
@@ -657,6 +666,16 @@ impl Lab {
                 held.push(job);
             } else {
                 self.slurm(&["scontrol", "requeue", id])?;
+                // Once the old run has finished completing, Slurm sets the begin time to now
+                // + the credential lifetime (120 s): wait for that, then bring it back.
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while Instant::now() < deadline {
+                    let state = self.slurm(&["squeue", "-h", "-j", id, "-o", "%T"]);
+                    if state.is_ok_and(|s| s.trim() == "PENDING") {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
                 self.slurm(&[
                     "scontrol",
                     "update",
@@ -666,5 +685,40 @@ impl Lab {
             }
         }
         Ok(held)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topology_nvl72::sim::job::{offered_load, HOUR};
+
+    fn job(id: usize, submit: u64, trays: usize) -> Job {
+        Job {
+            id,
+            submit,
+            trays,
+            segment: None,
+            by_gpus: false,
+            runtime: HOUR,
+            limit: 2 * HOUR,
+        }
+    }
+
+    #[test]
+    fn jobs_that_cannot_run_are_dropped_and_the_rest_keep_the_load() {
+        let jobs = vec![
+            job(0, 0, 300),
+            job(1, HOUR, 4),
+            job(2, 2 * HOUR, 400),
+            job(3, 5 * HOUR, 18),
+        ];
+        let kept = runnable_at_load(jobs, 8, 144.0, Some(0.5));
+        assert_eq!(
+            kept.iter().map(|j| (j.id, j.trays)).collect::<Vec<_>>(),
+            [(0, 4), (1, 18)]
+        );
+        assert_eq!(kept[0].submit, 0, "the clock starts at the first kept job");
+        assert!((offered_load(&kept, 144.0) - 0.5).abs() < 1e-3);
     }
 }

@@ -1,0 +1,135 @@
+//! `nvl72 replay` end to end: a small synthetic stream, compressed, submitted to three real
+//! slurmctlds 24.11.5 at once (topology/nvl72 from the package under test, topology/block,
+//! and no topology plugin), measured from their logs. The replay labs are Debian trixie
+//! chroots of their own (`/var/tmp/nvl72-replay-test-*`, built on first use), so the test
+//! is compiled for 24.11 builds only.
+#![cfg(not(slurm_ctx))]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn policy<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["policies"]
+        .as_array()
+        .and_then(|ps| {
+            ps.iter()
+                .find(|p| p["label"] == name || (p["label"].is_null() && p["policy"] == name))
+        })
+        .unwrap_or_else(|| panic!("no report `{name}` in {report:#}"))
+}
+
+fn share(p: &Value, key: &str) -> f64 {
+    p[key]["share"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key}: {p:#}"))
+}
+
+#[test]
+fn a_compressed_stream_runs_in_three_real_slurmctlds_and_is_measured_like_the_simulator() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = std::env::temp_dir().join(format!("nvl72-replay-test-{}", std::process::id()));
+    let json = out.join("report.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nvl72"));
+    cmd.current_dir(&repo).args([
+        "replay",
+        "--workload",
+        "synthetic",
+        "--racks",
+        "2",
+        "--jobs",
+        "40",
+        "--load",
+        "0.9",
+        "--lambda",
+        "0.05",
+        "--mttr",
+        "12",
+        "--minutes",
+        "1.5",
+        "--drain",
+        "0.5",
+        "--lab-prefix",
+        "/var/tmp/nvl72-replay-test",
+        "--port-offset",
+        "1",
+        "--quiet",
+    ]);
+    cmd.arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .arg(&json)
+        .arg("--plot")
+        .arg(out.join("replay.svg"));
+    match std::env::var_os("PACKAGE").filter(|p| !p.is_empty()) {
+        Some(deb) => cmd.arg("--package").arg(deb),
+        None => cmd
+            .arg("--plugin")
+            .arg(repo.join("target/release/libtopology_nvl72.so")),
+    };
+    let run = cmd.output().expect("nvl72 replay runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "nvl72 replay failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
+            .expect("JSON parses");
+
+    let jobs = report["workload"]["jobs"].as_u64().unwrap();
+    assert!(jobs >= 30, "{jobs} jobs");
+    assert!(
+        report["tray_events"].as_u64().unwrap() > 0,
+        "the stream has tray failures"
+    );
+    for topo in ["nvl72", "block", "none"] {
+        let real = policy(&report, &format!("slurm {topo}"));
+        // Slurm ran the stream: most jobs completed before the stop.
+        assert!(
+            real["completed"].as_u64().unwrap() * 10 >= jobs * 8,
+            "{topo}: {real:#}"
+        );
+        // Slurm placed every start on exactly the trays asked for, on lab trays.
+        let fid = report["fidelity"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f[0] == topo)
+            .unwrap();
+        assert_eq!(fid[1]["wrong_size_starts"], 0, "{topo}: {fid}");
+        assert_eq!(fid[1]["unknown_nodes"], 0, "{topo}: {fid}");
+        assert!(
+            fid[1]["submit_late_mean_ms"].as_f64().unwrap() < 1000.0,
+            "{topo}: {fid}"
+        );
+    }
+    let nvl72 = policy(&report, "slurm nvl72");
+    let none = policy(&report, "slurm none");
+    // The plugin's promise, read from the real slurmctld: every job that fits a rack and
+    // every --segment piece in one rack. Without a topology plugin Slurm splits some.
+    assert_eq!(share(nvl72, "small_jobs_in_one_rack"), 1.0, "{nvl72:#}");
+    assert_eq!(share(nvl72, "segments_in_one_rack"), 1.0, "{nvl72:#}");
+    assert!(
+        share(none, "small_jobs_in_one_rack") < 1.0 || share(none, "segments_in_one_rack") < 1.0,
+        "Slurm without a topology plugin kept everything in one rack; the stream proves nothing: {none:#}"
+    );
+    // Failures reached Slurm: trays were drained and jobs on them requeued.
+    assert!(nvl72["tray_failures"].as_u64().unwrap() > 0, "{nvl72:#}");
+    // The real run and the simulator's prediction (1 s tick) measure the same thing.
+    let predicted = policy(&report, "nvl72");
+    let (r, p) = (
+        nvl72["occupancy_while_waiting"].as_f64().unwrap(),
+        predicted["occupancy_while_waiting"].as_f64().unwrap(),
+    );
+    assert!((r - p).abs() < 0.15, "real {r} vs simulated {p}");
+    assert!(stdout.contains("ranking, real Slurm:"), "{stdout}");
+    let svg = std::fs::read_to_string(out.join("replay.svg")).unwrap();
+    assert!(
+        svg.contains("slurm nvl72") && svg.contains("stroke-dasharray"),
+        "{svg}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
