@@ -24,6 +24,14 @@
 #                             (state, spool, log, run, jobs, fakedev).  Must be on a filesystem
 #                             without nodev.  A LAB holds one series; another one is refused.
 #   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
+#                             (4-digit names gb0001.. when RACKS*NPR > 999; at most 9999)
+#   CLOUD [0]                 1 = the gb nodes are Slurm power-saving cloud nodes (State=CLOUD)
+#                             without a slurmd: they start powered down (idle~), ResumeProgram and
+#                             SuspendProgram are a no-op (/bin/true), ResumeTimeout is 10 h, so a job
+#                             placed on them stays CONFIGURING (nodes alloc#) and never runs or
+#                             ends.  slurmctld schedules thousands of trays with no slurmd memory
+#                             (scripts/sched-cost.sh, docs/real-slurm-cost.md).  The wait step
+#                             waits for idle~ gb nodes; cpu nodes still get a slurmd.
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
 #   PLUGIN [<repo>/target/release/libtopology_nvl72.so; 26.05: target/slurm-26-05/...]
@@ -83,6 +91,7 @@ GROUP_SIZE=${GROUP_SIZE:-0}
 NODE_ORDER=${NODE_ORDER:-rack}
 SCHED_PARAMS=${SCHED_PARAMS:-bf_interval=5}
 CLEAN=${CLEAN:-0}
+CLOUD=${CLOUD:-0}
 WAIT=${WAIT:-120}
 CTLD_WRAP=${CTLD_WRAP:-}
 CTLD_WAIT=${CTLD_WAIT:-30}
@@ -104,7 +113,7 @@ log() { local e=$(( ($(now_us) - T0) / 100000 )); printf '[lab-up %4d.%ds] %s\n'
 die() { echo "[lab-up] ERROR: $*" >&2; exit 1; }
 in_root() { chroot "$ROOT" "$@"; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-gb() { printf 'gb%03d' "$1"; }
+gb() { printf "gb%0${GBW}d" "$1"; }
 cpun() { printf 'cpu%02d' "$1"; }
 # range PREFIX FMT A B -> hostlist expression, e.g. gb[001-018] (or gb001 when A = B)
 range() {
@@ -118,7 +127,9 @@ for v in RACKS NPR CPU_NODES WAIT CTLD_WAIT CTLD_PORT PORT0 CPU_PORT0 GROUP_SIZE
 done
 [ "$RACKS" -ge 1 ] && [ "$NPR" -ge 1 ] || die "RACKS and NPR must be >= 1"
 NNODES=$((RACKS * NPR))
-[ "$NNODES" -le 999 ] || die "at most 999 gb nodes (RACKS*NPR=$NNODES)"
+[ "$NNODES" -le 9999 ] || die "at most 9999 gb nodes (RACKS*NPR=$NNODES)"
+GBW=3; [ "$NNODES" -le 999 ] || GBW=4      # name width: gb001.. or gb0001..
+case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1 (got '$CLOUD')" ;; esac
 [ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
 NTOTAL=$((NNODES + CPU_NODES))
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
@@ -309,9 +320,9 @@ printf '127.0.0.1 localhost %s\n::1 localhost ip6-localhost\n' "$(hostname)" > "
 
 CONF=$(mktemp -d)
 trap 'rm -rf "$CONF"' EXIT
-GB_ALL=$(range gb %03d 1 "$NNODES")
+GB_ALL=$(range gb "%0${GBW}d" 1 "$NNODES")
 CPU_ALL=""; [ "$CPU_NODES" -gt 0 ] && CPU_ALL=$(range cpu %02d 1 "$CPU_NODES")
-rack_nodes() { range gb %03d $(( ($1 - 1) * NPR + 1 )) $(( $1 * NPR )); }
+rack_nodes() { range gb "%0${GBW}d" $(( ($1 - 1) * NPR + 1 )) $(( $1 * NPR )); }
 block_sizes() { local s=$NPR bs=""; while [ "$s" -le "$NNODES" ]; do bs="${bs:+$bs,}$s"; s=$((s * 2)); done; echo "$bs"; }
 
 # The one per-series difference in slurm.conf: every job start must be in slurmctld.log with
@@ -358,6 +369,22 @@ SlurmdTimeout=300
 MessageTimeout=30
 SchedulerParameters=$SCHED_PARAMS
 EOF
+if [ "$CLOUD" = 1 ]; then
+    # Power saving with no-op programs: cloud nodes start powered down (idle~); a job placed
+    # on them "resumes" them (nothing runs) and stays CONFIGURING until ResumeTimeout.
+    cat <<EOF
+# CLOUD=1: gb nodes are cloud nodes without a slurmd
+ResumeProgram=/bin/true
+SuspendProgram=/bin/true
+ResumeTimeout=36000
+SuspendTimeout=30
+SuspendTime=36000
+ResumeRate=0
+SuspendRate=0
+PrivateData=cloud
+EOF
+    [ "$CPU_NODES" -gt 0 ] && echo "SuspendExcNodes=$CPU_ALL"
+fi
 case $TOPO in
     nvl72) echo "TopologyPlugin=topology/nvl72" ;;
     block) echo "TopologyPlugin=topology/block" ;;
@@ -366,10 +393,11 @@ case $TOPO in
 esac
 # NODE_ORDER=reverse lists the racks last to first, so Slurm's node table (and its default
 # selection) walks them in the wrong order unless a plugin ranks the nodes.
+GB_STATE=UNKNOWN; [ "$CLOUD" = 1 ] && GB_STATE=CLOUD
 rack_order() { if [ "$NODE_ORDER" = reverse ]; then seq "$RACKS" -1 1; else seq 1 "$RACKS"; fi; }
 for r in $(rack_order); do
     a=$(( (r - 1) * NPR + 1 )); b=$(( r * NPR ))
-    echo "NodeName=$(rack_nodes "$r") NodeHostName=$(hostname) NodeAddr=127.0.0.1 Port=$(range '' %d $((PORT0 + a)) $((PORT0 + b))) Sockets=2 CoresPerSocket=72 ThreadsPerCore=1 RealMemory=800000 Gres=gpu:4 State=UNKNOWN"
+    echo "NodeName=$(rack_nodes "$r") NodeHostName=$(hostname) NodeAddr=127.0.0.1 Port=$(range '' %d $((PORT0 + a)) $((PORT0 + b))) Sockets=2 CoresPerSocket=72 ThreadsPerCore=1 RealMemory=800000 Gres=gpu:4 State=$GB_STATE"
 done
 if [ "$CPU_NODES" -gt 0 ]; then
     echo "NodeName=$CPU_ALL NodeHostName=$(hostname) NodeAddr=127.0.0.1 Port=$(range '' %d $((CPU_PORT0 + 1)) $((CPU_PORT0 + CPU_NODES))) Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=256000 State=UNKNOWN"
@@ -514,7 +542,9 @@ if ! alive "$VAR/run/slurmctld.pid"; then
 fi
 
 started=0
-NODES=$(for i in $(seq 1 "$NNODES"); do gb "$i"; echo; done; for i in $(seq 1 "$CPU_NODES"); do cpun "$i"; echo; done)
+# CLOUD=1: no slurmd for the gb nodes (slurmctld only powers them up, with a no-op program)
+NGB_SLURMD=$NNODES; [ "$CLOUD" = 1 ] && NGB_SLURMD=0
+NODES=$(for i in $(seq 1 "$NGB_SLURMD"); do gb "$i"; echo; done; for i in $(seq 1 "$CPU_NODES"); do cpun "$i"; echo; done)
 for n in $NODES; do
     alive "$VAR/run/slurmd-$n.pid" && continue
     mkdir -p "$VAR/spool/slurmd-$n"
@@ -556,8 +586,9 @@ while :; do
         fi
         next_check=$(( $(date +%s) + 3 ))
     fi
-    # nodes that are up and schedulable (idle/mixed/allocated, not drained/down/unknown)
-    up=$(in_root sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk '$2 ~ /^(idle|mix|alloc|comp)$/' | wc -l)
+    # nodes that are up and schedulable (idle/mixed/allocated, not drained/down/unknown);
+    # CLOUD=1: powered-down cloud nodes (idle~) are schedulable too
+    up=$(in_root sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk -v c="$CLOUD" '$2 ~ /^(idle|mix|alloc|comp)$/ || (c && $2 == "idle~")' | wc -l)
     [ "$up" -ge "$NTOTAL" ] && break
     if [ "$(date +%s)" -ge "$end" ]; then
         echo "[lab-up] ERROR: only $up/$NTOTAL nodes up after ${WAIT}s; not up:" >&2
