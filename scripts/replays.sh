@@ -2,10 +2,10 @@
 # Runs the real-Slurm replays behind docs/benchmarks.md ("Real Slurm"): each workload is
 # compressed in time and submitted to three real slurmctlds 24.11.5 at once (topology/nvl72,
 # topology/block, no topology plugin), next to the simulator's prediction for the same stream.
-# Two workloads run at a time (six labs, about 900 slurmd, 10 GB), so the four take about
-# 30 minutes on 2 cores.
+# Two workloads run at a time (six labs, about 900 slurmd, 10 GB), so the five take about
+# 35 minutes on 2 cores.
 #
-#   bash scripts/replays.sh                  # syn, syn-fail, ph4, ph4-fail
+#   bash scripts/replays.sh                  # syn, syn-fail, ph4, ph4-fail, syn-fail-s2
 #   ONLY="syn ph4" bash scripts/replays.sh   # a subset
 #   OUT=/tmp/replays MINUTES=8 bash scripts/replays.sh
 #
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-target/replay}
 MINUTES=${MINUTES:-8}
-ONLY=${ONLY:-syn syn-fail ph4 ph4-fail}
+ONLY=${ONLY:-syn syn-fail ph4 ph4-fail syn-fail-s2}
 T=${CARGO_TARGET_DIR:-target}/release
 
 # name: extra arguments of `nvl72 replay` (8 racks each)
@@ -25,6 +25,7 @@ declare -A WORKLOAD=(
     [syn-fail]="--workload synthetic --jobs 200 --load 0.9 --lambda 0.05"
     [ph4]="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
     [ph4-fail]="--workload philly --scale-sizes 4 --jobs 120 --load 0.9 --lambda 0.05"
+    [syn-fail-s2]="--workload synthetic --jobs 200 --load 0.9 --lambda 0.05 --seed 2"
 )
 
 cargo build --release --bin nvl72 --lib >&2
