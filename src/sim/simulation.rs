@@ -49,6 +49,10 @@ pub struct SimConfig {
     /// a pass right after every event. Replays set it to one real second in simulated time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sched_period: Option<Millis>,
+    /// A job killed by a failure waits this long before it may start again, like the begin
+    /// time slurmctld gives a requeued job; `None`: it may restart at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requeue_delay: Option<Millis>,
 }
 
 impl SimConfig {
@@ -67,6 +71,7 @@ impl SimConfig {
             horizon: None,
             max_requeue: Some(5),
             sched_period: None,
+            requeue_delay: None,
         }
     }
 
@@ -82,6 +87,8 @@ const STALL: Millis = 30 * 24 * super::job::HOUR;
 /// Event kinds, in the order they are handled at one instant.
 const END: u8 = 0;
 const TRAY: u8 = 1;
+/// A killed job becomes eligible again (after `requeue_delay`).
+const ELIGIBLE: u8 = 2;
 
 struct Run {
     trays: Vec<usize>,
@@ -99,6 +106,8 @@ struct Sim<'a> {
     events: BinaryHeap<Reverse<(Millis, u8, usize, u32)>>,
     next_arrival: usize,
     queue: BTreeSet<usize>,
+    /// Killed jobs waiting out `requeue_delay` (queued, not yet eligible).
+    delayed: usize,
     running: BTreeMap<usize, Run>,
     /// Runs of each job so far killed by failures; also tells stale end events apart.
     epoch: Vec<u32>,
@@ -179,6 +188,7 @@ impl<'a> Sim<'a> {
             events,
             next_arrival: 0,
             queue: BTreeSet::new(),
+            delayed: 0,
             running: BTreeMap::new(),
             epoch: vec![0; jobs.len()],
             done: 0,
@@ -226,7 +236,11 @@ impl<'a> Sim<'a> {
                 self.events.pop();
                 match kind {
                     END => self.end(now, id, epoch),
-                    _ => self.tray_change(now, id),
+                    TRAY => self.tray_change(now, id),
+                    _ => {
+                        self.delayed -= 1;
+                        self.queue.insert(id);
+                    }
                 }
             }
             while let Some(job) = self.jobs.get(self.next_arrival).filter(|j| j.submit == now) {
@@ -294,8 +308,17 @@ impl<'a> Sim<'a> {
                     self.held += 1;
                     self.rec.held(job);
                 } else {
-                    self.queue.insert(job);
+                    // Waiting from now on, but eligible only after the delay.
                     self.rec.queued(job, now);
+                    match self.cfg.requeue_delay.filter(|&d| d > 0) {
+                        Some(d) => {
+                            self.delayed += 1;
+                            self.events.push(Reverse((now + d, ELIGIBLE, job, 0)));
+                        }
+                        None => {
+                            self.queue.insert(job);
+                        }
+                    }
                 }
             }
             self.cluster.mark_down(tray);
@@ -364,7 +387,7 @@ impl<'a> Sim<'a> {
         Snapshot {
             busy: self.cluster.busy_count(),
             healthy: self.cluster.healthy_count(),
-            queued: self.queue.len(),
+            queued: self.queue.len() + self.delayed,
             stranded: if head_fits_by_count { free } else { 0 },
         }
     }

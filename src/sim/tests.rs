@@ -268,3 +268,29 @@ fn with_a_scheduling_period_jobs_start_only_at_its_ticks() {
     let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
     assert_eq!(r.wait[0].mean_h, 0.0);
 }
+
+#[test]
+fn a_requeued_job_waits_out_the_requeue_delay() {
+    // Frequent failures on 4 racks; every killed job must wait at least the delay again.
+    let mut cfg = config(4, 0.05, 7);
+    cfg.failures = FailureModel::OnOff {
+        mtbf_h: 60.0,
+        mttr_h: 3.0,
+    };
+    cfg.max_requeue = None;
+    cfg.check_invariants = false;
+    let jobs = workload(150, 4, 0.8, 7);
+    let delay = 2 * HOUR;
+    let plain = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    cfg.requeue_delay = Some(delay);
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    assert!(r.requeues > 5, "{} requeues", r.requeues);
+    assert_eq!(r.completed + r.rejected, jobs.len());
+    let total_wait_h = r.wait[0].mean_h * r.completed as f64;
+    assert!(
+        total_wait_h >= r.requeues as f64 * 2.0 - 1e-6,
+        "{total_wait_h} h of waits for {} requeues of 2 h",
+        r.requeues
+    );
+    assert_ne!(r.wait[0].mean_h, plain.wait[0].mean_h);
+}

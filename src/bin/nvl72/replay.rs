@@ -194,6 +194,8 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     // for slurmctld's one-second scheduling tick, which compression stretches.
     let instant = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
     cfg.sched_period = Some((1000.0 * a.tick_s * scale).round() as u64);
+    // A requeued job's begin time is one second after the requeue (see the module docs).
+    cfg.requeue_delay = Some((1000.0 * scale).round() as u64);
     let predicted = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
