@@ -201,13 +201,8 @@ mod tests {
 
     fn job(id: usize, submit: Millis, trays: usize, segment: Option<usize>) -> Job {
         Job {
-            id,
-            submit,
-            trays,
             segment,
-            by_gpus: false,
-            runtime: 90 * MINUTE,
-            limit: 3 * HOUR,
+            ..Job::plain(id, submit, trays, 90 * MINUTE, 3 * HOUR)
         }
     }
 

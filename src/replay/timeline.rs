@@ -261,18 +261,10 @@ mod tests {
     use super::*;
     use crate::replay::plan::{plan, PlanSpec};
     use crate::sim::failures::FailureModel;
-    use crate::sim::job::{Job, HOUR, MINUTE};
+    use crate::sim::job::{Job, HOUR};
 
     fn two_jobs() -> Plan {
-        let job = |id, submit, trays| Job {
-            id,
-            submit,
-            trays,
-            segment: None,
-            by_gpus: false,
-            runtime: HOUR,
-            limit: 2 * HOUR,
-        };
+        let job = |id, submit, trays| Job::plain(id, submit, trays, HOUR, 2 * HOUR);
         let spec = PlanSpec {
             racks: 2,
             trays_per_rack: 18,
@@ -354,7 +346,6 @@ mod tests {
         );
         assert_eq!(r.small_jobs_in_one_rack.eligible, 2);
         assert!((r.wait[0].mean_h - 10.0 / 60.0).abs() < 1e-9);
-        let _ = MINUTE;
     }
 
     #[test]

@@ -35,6 +35,21 @@ pub struct Job {
     pub limit: Millis,
 }
 
+impl Job {
+    /// A job of `trays` trays without `--segment`, sized by `-N`.
+    pub fn plain(id: usize, submit: Millis, trays: usize, runtime: Millis, limit: Millis) -> Job {
+        Job {
+            id,
+            submit,
+            trays,
+            segment: None,
+            by_gpus: false,
+            runtime,
+            limit,
+        }
+    }
+}
+
 /// The requested time limit of a job that really runs `runtime`: `runtime * U[1, 3]`,
 /// rounded up to whole minutes (Slurm's `--time` granularity), at least one minute.
 ///

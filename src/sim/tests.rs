@@ -246,15 +246,7 @@ fn gpu_sized_jobs_stay_in_one_rack_under_the_engine() {
 #[test]
 fn with_a_scheduling_period_jobs_start_only_at_its_ticks() {
     // Three one-tray jobs: at 0 (a tick), at 10 min and at 25 min; passes every 30 min.
-    let job = |id, submit| Job {
-        id,
-        submit,
-        trays: 1,
-        segment: None,
-        by_gpus: false,
-        runtime: HOUR,
-        limit: 2 * HOUR,
-    };
+    let job = |id, submit| Job::plain(id, submit, 1, HOUR, 2 * HOUR);
     let jobs = [job(0, 0), job(1, 10 * MINUTE), job(2, 25 * MINUTE)];
     let mut cfg = config(1, 0.0, 1);
     cfg.sched_period = Some(30 * MINUTE);

@@ -696,15 +696,7 @@ mod tests {
     use topology_nvl72::sim::job::{offered_load, HOUR};
 
     fn job(id: usize, submit: u64, trays: usize) -> Job {
-        Job {
-            id,
-            submit,
-            trays,
-            segment: None,
-            by_gpus: false,
-            runtime: HOUR,
-            limit: 2 * HOUR,
-        }
+        Job::plain(id, submit, trays, HOUR, 2 * HOUR)
     }
 
     #[test]
