@@ -1,0 +1,286 @@
+//! One replay lab: a chroot with its own slurmctld and slurmds for one topology plugin
+//! (`scripts/lab-up.sh`), driven in real time through the plan: `sbatch` at each submission
+//! instant, drain and requeue at each failure, resume at each repair; then slurmctld's log.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use indicatif::ProgressBar;
+
+use topology_nvl72::replay::plan::{Plan, ReplayJob, TrayEvent};
+use topology_nvl72::replay::timeline::Observed;
+
+use super::{ReplayArgs, Topo, SCHED_PARAMS};
+
+fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// One lab: a chroot with its own slurmctld and slurmds, for one topology plugin.
+pub(super) struct Lab {
+    pub(super) topo: Topo,
+    pub(super) dir: String,
+    pub(super) scripts: PathBuf,
+    pub(super) port_offset: u16,
+    pub(super) bar: ProgressBar,
+}
+
+impl Lab {
+    fn script(&self, name: &str) -> Command {
+        let mut c = Command::new("bash");
+        let (ctld, port0) = self.topo.ports();
+        let (ctld, port0) = (ctld + self.port_offset, port0 + 1000 * self.port_offset);
+        c.arg(self.scripts.join(name))
+            .env("LAB", &self.dir)
+            .env("SLURM_SERIES", "24.11")
+            .env("TOPO", self.topo.name())
+            .env("CTLD_PORT", ctld.to_string())
+            .env("PORT0", port0.to_string())
+            .env("TZ", "UTC");
+        c
+    }
+
+    fn up(&self, racks: usize, a: &ReplayArgs) -> Result<(), String> {
+        let log = a.out.join(format!("{}-lab-up.log", self.topo.name()));
+        let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        let mut c = self.script("lab-up.sh");
+        c.env("RACKS", racks.to_string())
+            .env("CPU_NODES", "0")
+            .env("CLEAN", "1")
+            .env("SCHED_PARAMS", SCHED_PARAMS)
+            .env(
+                "EXTRA_CONF",
+                format!(
+                    "JobCompType=jobcomp/filetxt\nJobCompLoc={}/var/log/jobcomp.txt",
+                    self.dir
+                ),
+            )
+            .env("WAIT", "300")
+            .stdout(file)
+            .stderr(err);
+        if let Some(p) = &a.plugin {
+            c.env("PLUGIN", p);
+        }
+        if let Some(p) = &a.package {
+            c.env("PACKAGE", p);
+        }
+        let status = c.status().map_err(|e| format!("lab-up.sh: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "lab-up.sh failed ({status}); see {}",
+                log.display()
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn down(&self) {
+        let _ = self.script("lab-down.sh").output();
+    }
+
+    /// A Slurm client command in the chroot; stdout, or the error with stderr.
+    fn slurm(&self, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("chroot")
+            .arg(format!("{}/rootfs", self.dir))
+            .args(args)
+            .env("TZ", "UTC")
+            .output()
+            .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "{}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    pub(super) fn run(
+        &self,
+        plan: &Plan,
+        racks: usize,
+        a: &ReplayArgs,
+        max_requeue: Option<u32>,
+    ) -> Result<(Observed, String), String> {
+        self.bar.set_message("lab starting");
+        if let Err(first) = self.up(racks, a) {
+            // Several labs starting at once on a small host can trip lab-up.sh: one more try.
+            self.bar.set_message("lab-up failed, trying again");
+            self.down();
+            self.up(racks, a)
+                .map_err(|again| format!("{first}; and again: {again}"))?;
+        }
+        let log_path = format!("{}/var/log/slurmctld.log", self.dir);
+        let mut obs = Observed {
+            slurm_ids: vec![None; plan.jobs.len()],
+            ..Observed::default()
+        };
+        let mut kills = vec![0u32; plan.jobs.len()];
+        let mut errors = Vec::new();
+        // Submissions and tray changes in time order (tray changes first at one instant).
+        let mut actions: Vec<(u64, u8, usize)> = plan
+            .tray_events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.at_ms, 0, i))
+            .chain(plan.jobs.iter().map(|j| (j.submit_ms, 1, j.id)))
+            .collect();
+        actions.sort();
+        let start = Instant::now();
+        obs.t0_ms = unix_ms();
+        let mut submitted = 0;
+        for (at, kind, i) in actions {
+            let due = start + Duration::from_millis(at);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let now_ms = start.elapsed().as_millis() as u64;
+            self.bar.set_position(now_ms / 1000);
+            if kind == 1 {
+                match self.submit(&plan.jobs[i]) {
+                    Ok(id) => obs.slurm_ids[i] = Some(id),
+                    Err(e) => errors.push(e),
+                }
+                submitted += 1;
+                self.bar
+                    .set_message(format!("{submitted}/{} submitted", plan.jobs.len()));
+            } else {
+                let e = plan.tray_events[i];
+                match self.tray_change(e.tray, e.down, &obs.slurm_ids, &mut kills, max_requeue) {
+                    Ok(held) => obs.held.extend(held),
+                    Err(err) => errors.push(err),
+                }
+                obs.tray_events.push(TrayEvent { at_ms: now_ms, ..e });
+            }
+        }
+        // Drain: until nothing is left or the stop time.
+        let stop = start + Duration::from_millis(plan.stop_ms);
+        loop {
+            let left = self
+                .slurm(&["squeue", "-h", "-t", "PD,R,CF,CG", "-o", "%i"])
+                .map(|s| s.lines().count())
+                .unwrap_or(usize::MAX);
+            self.bar.set_position(start.elapsed().as_secs());
+            self.bar.set_message(format!("draining, {left} jobs left"));
+            if left == 0 || Instant::now() >= stop {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1000));
+        }
+        let _ = self.slurm(&["scancel", "-u", "root"]);
+        self.bar.finish_with_message(if errors.is_empty() {
+            "done".to_string()
+        } else {
+            format!("done, {} errors", errors.len())
+        });
+        if let Some(e) = errors.first() {
+            eprintln!(
+                "{}: {} Slurm command(s) failed; the first: {e}",
+                self.topo.name(),
+                errors.len()
+            );
+        }
+        let log = std::fs::read_to_string(&log_path).map_err(|e| format!("{log_path}: {e}"))?;
+        Ok((obs, log))
+    }
+
+    /// `sbatch` of one job; Slurm's job id.
+    fn submit(&self, j: &ReplayJob) -> Result<u32, String> {
+        let mut args: Vec<String> = vec![
+            "sbatch".into(),
+            "--parsable".into(),
+            "--exclusive".into(),
+            format!("--job-name=replay-{}", j.id),
+            format!("--time={}", j.limit_min),
+            "--output=/dev/null".into(),
+            "--chdir=/tmp".into(),
+        ];
+        if j.by_gpus {
+            args.push(format!("--gpus={}", 4 * j.trays));
+        } else {
+            args.push(format!("--nodes={}", j.trays));
+            args.push("--gres=gpu:4".into());
+        }
+        if let Some(s) = j.segment {
+            args.push(format!("--segment={s}"));
+        }
+        args.push(format!(
+            "--wrap=sleep {}.{:03}",
+            j.sleep_ms / 1000,
+            j.sleep_ms % 1000
+        ));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self.slurm(&argv)?;
+        let id = out.trim().split(';').next().unwrap_or("");
+        id.parse()
+            .map_err(|_| format!("sbatch printed `{}`", out.trim()))
+    }
+
+    /// Drains (and requeues the job on) or resumes one tray; the stream jobs requeued held.
+    fn tray_change(
+        &self,
+        tray: usize,
+        down: bool,
+        slurm_ids: &[Option<u32>],
+        kills: &mut [u32],
+        max_requeue: Option<u32>,
+    ) -> Result<Vec<usize>, String> {
+        let node = format!("gb{:03}", tray + 1);
+        if !down {
+            self.slurm(&[
+                "scontrol",
+                "update",
+                &format!("nodename={node}"),
+                "state=resume",
+            ])?;
+            return Ok(vec![]);
+        }
+        let mut held = Vec::new();
+        self.slurm(&[
+            "scontrol",
+            "update",
+            &format!("nodename={node}"),
+            "state=drain",
+            "reason=nvl72-replay-failure",
+        ])?;
+        let ids = self.slurm(&["squeue", "-h", "-t", "R,CF", "-w", &node, "-o", "%i"])?;
+        for id in ids.split_whitespace() {
+            let Ok(slurm_id) = id.parse::<u32>() else {
+                continue;
+            };
+            let Some(job) = slurm_ids.iter().position(|&s| s == Some(slurm_id)) else {
+                continue;
+            };
+            kills[job] += 1;
+            if max_requeue.is_some_and(|m| kills[job] > m) {
+                self.slurm(&["scontrol", "requeuehold", id])?;
+                held.push(job);
+            } else {
+                self.slurm(&["scontrol", "requeue", id])?;
+                // Once the old run has finished completing, Slurm sets the begin time to now
+                // + the credential lifetime (120 s): wait for that, then bring it back.
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while Instant::now() < deadline {
+                    let state = self.slurm(&["squeue", "-h", "-j", id, "-o", "%T"]);
+                    if state.is_ok_and(|s| s.trim() == "PENDING") {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                self.slurm(&[
+                    "scontrol",
+                    "update",
+                    &format!("jobid={id}"),
+                    "StartTime=now+1",
+                ])?;
+            }
+        }
+        Ok(held)
+    }
+}
