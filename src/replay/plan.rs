@@ -62,8 +62,6 @@ pub struct Plan {
     pub stream: Vec<Job>,
     /// When the replay stops, real milliseconds.
     pub stop_ms: Millis,
-    /// Jobs left out because no policy could ever run them on this cluster.
-    pub dropped: usize,
 }
 
 impl Plan {
@@ -78,24 +76,8 @@ impl Plan {
     }
 }
 
-/// Whether a job could run on the whole healthy, empty cluster under every policy compared:
-/// it fits the trays, and with `--segment=s` every piece fits a rack.
-pub fn runnable(job: &Job, racks: usize, trays_per_rack: usize) -> bool {
-    if job.trays > racks * trays_per_rack {
-        return false;
-    }
-    match job.segment {
-        Some(s) => {
-            s <= trays_per_rack
-                && job.trays % s == 0
-                && job.trays / s <= racks * (trays_per_rack / s)
-        }
-        None => true,
-    }
-}
-
-/// Compresses `jobs` (sorted by submit time) by `spec.scale`; jobs that cannot run are left
-/// out and the rest renumbered.
+/// Compresses `jobs` (sorted by submit time, numbered from 0, every one runnable on the
+/// cluster) by `spec.scale`.
 pub fn plan(jobs: &[Job], spec: &PlanSpec) -> Result<Plan, String> {
     if !(spec.scale.is_finite() && spec.scale >= 1.0) {
         return Err(format!(
@@ -108,16 +90,12 @@ pub fn plan(jobs: &[Job], spec: &PlanSpec) -> Result<Plan, String> {
     }
     let real = |sim: Millis| (sim as f64 / spec.scale).round() as Millis;
     let back = |r: Millis| (r as f64 * spec.scale).round() as Millis;
-    let kept: Vec<&Job> = jobs
-        .iter()
-        .filter(|j| runnable(j, spec.racks, spec.trays_per_rack))
-        .collect();
-    if kept.is_empty() {
+    if jobs.is_empty() {
         return Err("no job of the workload can run on this cluster".into());
     }
-    let mut replay = Vec::with_capacity(kept.len());
-    let mut stream = Vec::with_capacity(kept.len());
-    for (id, j) in kept.iter().enumerate() {
+    let mut replay = Vec::with_capacity(jobs.len());
+    let mut stream = Vec::with_capacity(jobs.len());
+    for (id, j) in jobs.iter().enumerate() {
         let submit_ms = real(j.submit);
         let sleep_ms = real(j.runtime).max(1);
         let limit_min = (j.limit as f64 / spec.scale / MINUTE as f64)
@@ -152,7 +130,6 @@ pub fn plan(jobs: &[Job], spec: &PlanSpec) -> Result<Plan, String> {
         tray_events: tray_events(spec, horizon, real),
         stream,
         stop_ms,
-        dropped: jobs.len() - kept.len(),
     })
 }
 
@@ -229,22 +206,6 @@ mod tests {
         assert_eq!(p.stream[1].runtime, 90 * MINUTE);
         assert_eq!(p.stop_ms, 90 * SECOND);
         assert_eq!(p.horizon(), 15 * HOUR);
-    }
-
-    #[test]
-    fn jobs_no_policy_can_run_are_left_out_and_the_rest_renumbered() {
-        let jobs = [
-            job(0, 0, 40, None),
-            job(1, 1, 36, Some(12)),
-            job(2, 2, 36, None),
-            job(3, 3, 36, Some(18)),
-        ];
-        let p = plan(&jobs, &spec(10.0)).unwrap();
-        assert_eq!(p.dropped, 2);
-        assert_eq!(
-            p.stream.iter().map(|j| (j.id, j.trays)).collect::<Vec<_>>(),
-            [(0, 36), (1, 36)]
-        );
     }
 
     #[test]

@@ -17,13 +17,14 @@ use clap::{Args, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
 use topology_nvl72::replay::plan::{plan, scale_for, Plan, PlanSpec};
 use topology_nvl72::replay::timeline::{report, Fidelity, Observed};
 use topology_nvl72::sim::job::{hours, set_offered_load, Job};
 use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::plot;
-use topology_nvl72::sim::policy::PolicyKind;
+use topology_nvl72::sim::policy::{Placer, PolicyKind, Shape};
 use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
 use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 
@@ -161,6 +162,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let (jobs, name, details) = build_workload(&a.w, healthy)?;
     let drawn = jobs.len();
     let jobs = runnable_at_load(jobs, racks, healthy, a.w.load);
+    let left_out = drawn - jobs.len();
     let scale = match a.time_scale {
         Some(s) => s,
         None if a.minutes > 0.0 => scale_for(&jobs, a.minutes),
@@ -174,16 +176,15 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         scale,
         drain: a.drain,
     };
-    let mut plan = plan(&jobs, &spec)?;
-    plan.dropped += drawn - jobs.len();
+    let plan = plan(&jobs, &spec)?;
     cfg.horizon = Some(plan.horizon());
     let info = workload_info(name, details, &plan.stream, healthy, cfg.gpus_per_tray);
     println!(
-        "replay: {} jobs of `{}` (offered load {:.2}, {} left out: no policy can run them on {} racks), {:.1} simulated hours in {:.1} real minutes (x{:.0}); failures: {} ({} tray changes)",
+        "replay: {} jobs of `{}` (offered load {:.2}, {} left out: a compared policy could never run them on {} racks), {:.1} simulated hours in {:.1} real minutes (x{:.0}); failures: {} ({} tray changes)",
         plan.jobs.len(),
         name,
         info.offered_load,
-        plan.dropped,
+        left_out,
         racks,
         hours(plan.horizon()),
         plan.stop_ms as f64 / 60_000.0,
@@ -287,7 +288,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         sim: cfg,
         scale,
         real_minutes: plan.stop_ms as f64 / 60_000.0,
-        jobs_left_out: plan.dropped,
+        jobs_left_out: left_out,
         tray_events: plan.tray_events.len(),
         policies: all,
         without_tick: instant
@@ -304,12 +305,19 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Drops the jobs no policy can run on `racks` racks, restarts the clock at the first
-/// submission and, with `--load`, compresses arrivals back to that load.
+/// Drops the jobs that some compared policy could never run on `racks` racks (the
+/// simulator's own test, [`Placer::never_runnable`]: Slurm would leave them pending for
+/// ever), restarts the clock at the first submission and, with `--load`, compresses arrivals
+/// back to that load.
 fn runnable_at_load(jobs: Vec<Job>, racks: usize, healthy: f64, load: Option<f64>) -> Vec<Job> {
+    let policy = Policy::default();
+    let mut placers: Vec<Placer> = PolicyKind::ALL
+        .iter()
+        .map(|&k| Placer::new(k, racks, 18, &policy, false))
+        .collect();
     let mut kept: Vec<Job> = jobs
         .into_iter()
-        .filter(|j| topology_nvl72::replay::plan::runnable(j, racks, 18))
+        .filter(|j| placers.iter_mut().all(|p| !p.never_runnable(Shape::of(j))))
         .collect();
     let first = kept.first().map_or(0, |j| j.submit);
     for (id, j) in kept.iter_mut().enumerate() {
@@ -430,10 +438,14 @@ mod tests {
 
     #[test]
     fn jobs_that_cannot_run_are_dropped_and_the_rest_keep_the_load() {
+        let nine_segments = Job {
+            segment: Some(16),
+            ..job(2, 2 * HOUR, 144)
+        };
         let jobs = vec![
             job(0, 0, 300),
             job(1, HOUR, 4),
-            job(2, 2 * HOUR, 400),
+            nine_segments,
             job(3, 5 * HOUR, 18),
         ];
         let kept = runnable_at_load(jobs, 8, 144.0, Some(0.5));
