@@ -205,6 +205,7 @@ STRUCTS = [
         ("node_rank", "uint32_t {}"),
         ("node_state", "uint32_t {}"),
         ("cpus_efctv", "uint16_t {}"),
+        ("sched_weight", "uint64_t {}"),
         ("topology_str", "char *{}"),
     ]),
     dict(typedef="topology_eval_t", tag="topology_eval", full=True,

@@ -64,6 +64,8 @@ pub enum SegmentPlacement {
     BestFit,
     /// A job's segments go into as few racks as possible.
     Consolidate,
+    /// Each segment of a job in a rack of its own (Slurm 25.11's `--spread-segments`).
+    Spread,
 }
 
 /// Jobs without `--segment` that are larger than one rack.
@@ -121,6 +123,7 @@ impl SegmentPlacement {
         match self {
             SegmentPlacement::BestFit => "best-fit",
             SegmentPlacement::Consolidate => "consolidate",
+            SegmentPlacement::Spread => "spread",
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct Topology {
     pub policy: Policy,
     /// Each rack group's name and member domains, sorted by name.
     pub groups: Vec<(String, Vec<usize>)>,
+    /// `-w` may name the nodes of a job with several segments (Slurm 25.11 and later, as
+    /// topology/block there); the plugin sets it for those builds.
+    pub required_with_segments: bool,
 }
 
 /// A name from the configuration that the scheduler does not know.
@@ -104,6 +107,7 @@ impl Topology {
             },
             policy: config.policy.clone(),
             groups,
+            required_with_segments: false,
         };
         (topo, unknown)
     }
@@ -231,6 +235,10 @@ pub struct ClusterView {
     pub busy_until: Vec<u32>,
     /// The current time on the same clock.
     pub now: u32,
+    /// Each tray's scheduling weight (Slurm's node `Weight`, raised for powered-down or
+    /// rebooting nodes): lighter trays are used first. Empty when every offered tray weighs
+    /// the same, the usual case, which placement then never looks at.
+    pub weights: Vec<u64>,
 }
 
 impl ClusterView {
@@ -249,6 +257,28 @@ impl ClusterView {
     /// When `node`'s running jobs are expected to end (0: no jobs, or not known).
     pub fn busy_until(&self, node: usize) -> u32 {
         self.busy_until.get(node).copied().unwrap_or(0)
+    }
+
+    /// `node`'s scheduling weight (0 when the view has no weights).
+    pub fn weight(&self, node: usize) -> u64 {
+        self.weights.get(node).copied().unwrap_or(0)
+    }
+
+    /// Sets the trays' weights, kept only when they differ among the offered trays.
+    pub fn set_weights(&mut self, weights: Vec<u64>) {
+        let mut offered = weights
+            .iter()
+            .zip(&self.trays)
+            .filter(|(_, t)| t.candidate)
+            .map(|(w, _)| *w);
+        let first = offered.next();
+        let alike = offered.all(|w| Some(w) == first);
+        self.weights = if alike { Vec::new() } else { weights };
+    }
+
+    /// Whether the offered trays differ in weight (placement then uses lighter ones first).
+    pub fn weighted(&self) -> bool {
+        !self.weights.is_empty()
     }
 }
 

@@ -30,6 +30,9 @@ pub struct JobRequest {
     /// When the job is expected to end (start now plus its time limit), on the clock of
     /// [`ClusterView::busy_until`]; None when unknown (no `end_time` rule then).
     pub ends_at: Option<u32>,
+    /// The job's own segment rule (`--spread-segments`, `--consolidate-segments` on Slurm
+    /// 25.11+), which overrides `[policy] segment_placement`.
+    pub segment_placement: Option<SegmentPlacement>,
 }
 
 impl JobRequest {
@@ -41,6 +44,7 @@ impl JobRequest {
             required: Vec::new(),
             demand: Demand::default(),
             ends_at: None,
+            segment_placement: None,
         }
     }
 
@@ -69,6 +73,12 @@ impl JobRequest {
             segment: Some(segment),
             ..JobRequest::nodes(n)
         }
+    }
+
+    /// How this job's segments are placed: its own rule, else the policy's.
+    pub fn segment_rule(&self, topo: &Topology) -> SegmentPlacement {
+        self.segment_placement
+            .unwrap_or(topo.policy.segment_placement)
     }
 
     /// A node range or an open node count: Slurm decides how many nodes within the set.
@@ -127,6 +137,9 @@ struct Hole {
     broken: bool,
     /// How many `-w` nodes lie in this domain.
     required: usize,
+    /// The free trays' node weights added up (0 without weights): the last tie-break
+    /// before configuration order, so that lighter racks go first.
+    weight: u64,
 }
 
 /// What a plan needs to look at: the racks, the trays' states and the `-w` nodes.
@@ -141,19 +154,51 @@ struct Ctx<'a> {
     by_capacity: bool,
     /// The job asks for no GPUs: rank by most CPUs first, the resource `need` counted.
     by_cpus: bool,
+    /// The offered trays differ in weight: lighter trays are taken first, and a plan uses
+    /// only the lightest trays that can hold the job (see [`choose`]).
+    weighted: bool,
 }
 
 impl Ctx<'_> {
     /// One hole per domain, in domain order (`holes[d].domain == d`).
     fn holes(&self) -> Vec<Hole> {
+        self.holes_up_to(None)
+    }
+
+    /// [`Ctx::holes`] counting only trays of at most weight `cap` as free (required
+    /// nodes always count: the job gets them whatever they weigh).
+    fn holes_up_to(&self, cap: Option<u64>) -> Vec<Hole> {
+        let light = |n: usize| {
+            let t = self.view.tray(n);
+            t.candidate
+                && (self.view.weight(n) <= cap.unwrap_or(u64::MAX) || self.required.contains(&n))
+        };
         let mut holes: Vec<Hole> = (0..self.topo.domains.len())
             .map(|d| {
-                let free = self.topo.candidates_in(d, self.view);
+                let offered = self.topo.candidates_in(d, self.view);
+                let free = match cap {
+                    None => offered,
+                    Some(_) => self.topo.domains[d]
+                        .nodes
+                        .iter()
+                        .filter(|&&n| light(n))
+                        .count(),
+                };
+                let weight = if self.weighted {
+                    let nodes = self.topo.domains[d].nodes.iter();
+                    nodes
+                        .filter(|&&n| light(n))
+                        .map(|&n| self.view.weight(n))
+                        .sum()
+                } else {
+                    0
+                };
                 Hole {
                     domain: d,
                     free,
-                    broken: free < self.topo.domains[d].nodes.len(),
+                    broken: offered < self.topo.domains[d].nodes.len(),
                     required: 0,
+                    weight,
                 }
             })
             .collect();
@@ -163,8 +208,37 @@ impl Ctx<'_> {
         holes
     }
 
-    /// The first `k` free trays of domain `d`: required nodes first, then trays already running
-    /// other jobs (packs shared jobs), then tray order.
+    /// The distinct weights of the offered rack trays, lightest first.
+    fn weight_tiers(&self) -> Vec<u64> {
+        let mut tiers: Vec<u64> = self
+            .topo
+            .domains
+            .iter()
+            .flat_map(|d| d.nodes.iter().copied())
+            .filter(|&n| self.view.tray(n).candidate)
+            .map(|n| self.view.weight(n))
+            .collect();
+        tiers.sort_unstable();
+        tiers.dedup();
+        tiers
+    }
+
+    /// The highest weight among the trays [`Ctx::take`] would give from domain `d`: what a
+    /// one-rack choice costs in Slurm's node weights (0 without weights).
+    fn weight_of_take(&self, d: usize, k: usize) -> u64 {
+        if !self.weighted {
+            return 0;
+        }
+        self.take(d, k)
+            .into_iter()
+            .map(|n| self.view.weight(n))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The first `k` free trays of domain `d`: required nodes first, then the lightest (when
+    /// weights differ), then trays already running other jobs (packs shared jobs), then tray
+    /// order.
     fn take(&self, d: usize, k: usize) -> Vec<usize> {
         let mut out = Vec::with_capacity(k);
         self.take_into(d, k, &mut out);
@@ -174,7 +248,10 @@ impl Ctx<'_> {
     /// [`Ctx::take`], appending to `out`.
     fn take_into(&self, d: usize, k: usize, out: &mut Vec<usize>) {
         let nodes = &self.topo.domains[d].nodes;
-        if self.by_capacity {
+        if self.by_capacity || self.weighted {
+            // Required nodes, then the lightest (Slurm's node weight), then for a job sized
+            // by GPUs or CPUs the most of them, then trays in use; the sort is stable, so
+            // tray order breaks the remaining ties.
             let mut trays: Vec<usize> = nodes
                 .iter()
                 .copied()
@@ -182,12 +259,13 @@ impl Ctx<'_> {
                 .collect();
             trays.sort_by_key(|&n| {
                 let t = self.view.tray(n);
-                let most = if self.by_cpus {
-                    (t.cpus, t.gpus)
-                } else {
-                    (t.gpus, t.cpus)
+                let most = match (self.by_capacity, self.by_cpus) {
+                    (false, _) => (0, 0),
+                    (true, true) => (t.cpus, t.gpus),
+                    (true, false) => (t.gpus, t.cpus),
                 };
-                (!self.required.contains(&n), Reverse(most), !t.in_use)
+                let required = self.required.contains(&n);
+                (!required, self.view.weight(n), Reverse(most), !t.in_use)
             });
             out.extend(trays.into_iter().take(k));
             return;
@@ -258,7 +336,7 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
             req.min_nodes
         )),
         Some(s) if req.min_nodes > s && !req.required.is_empty() => {
-            never("required nodes cannot be combined with more than one segment".into())
+            required_segments_fit(topo, req, s)
         }
         Some(s) if req_domains > 1 && req.min_nodes == s => never(format!(
             "required nodes span {req_domains} racks but the segment must fit one"
@@ -266,6 +344,17 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         None if req_domains > 1 && n <= max_domain && req.max_nodes <= max_domain => never(
             format!("required nodes span {req_domains} racks but {n} nodes fit in one"),
         ),
+        Some(s) if req.segment_rule(topo) == SegmentPlacement::Spread => {
+            let count = req.min_nodes / s;
+            let racks = topo.domains.iter().filter(|d| d.nodes.len() >= s).count();
+            if count > racks {
+                never(format!(
+                    "{count} segments of {s}, each in its own rack, but {racks} racks hold {s} trays"
+                ))
+            } else {
+                Ok(())
+            }
+        }
         Some(s) => {
             let count = req.min_nodes / s;
             let room: usize = topo.domains.iter().map(|d| d.nodes.len() / s).sum();
@@ -280,6 +369,37 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         None if n > max_domain => fits_some_racks(topo, n, &named),
         None => Ok(()),
     }
+}
+
+/// `-w` with several segments. Before Slurm 25.11 never (as topology/block there); from
+/// 25.11 the `-w` nodes must be all of the job's nodes, and block then splits them into
+/// segments inside blocks, so each rack's share of them must be whole segments.
+fn required_segments_fit(topo: &Topology, req: &JobRequest, s: usize) -> Result<(), Reject> {
+    let never = |m: String| Err(Reject::Never(m));
+    if !topo.required_with_segments {
+        return never("required nodes cannot be combined with more than one segment".into());
+    }
+    if req.required.len() < req.min_nodes {
+        return never(format!(
+            "{} nodes in segments but -w names only {}: with several segments -w must name every node",
+            req.min_nodes,
+            req.required.len()
+        ));
+    }
+    for d in required_domain_list(topo, req) {
+        let here = req
+            .required
+            .iter()
+            .filter(|&&n| topo.domain_of(n) == Some(d))
+            .count();
+        if here % s != 0 {
+            return never(format!(
+                "-w names {here} nodes in {}, not whole segments of {s}",
+                topo.domains[d].name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How many racks hold the request's `-w` nodes.
@@ -415,27 +535,23 @@ pub fn choose<'a>(
         required: &req.required,
         by_capacity: req.segment.is_none() && req.demand.binds(req.min_nodes),
         by_cpus: req.demand.gpus == 0,
+        weighted: view.weighted(),
     };
-    let holes = ctx.holes();
     let n = req.trays_needed(topo);
     let one_rack = n <= max_domain && required_domains(topo, req) <= 1;
     let (choices, exact) = match req.segment {
-        Some(s) => (plan_segments(&ctx, &holes, req, s)?, true),
-        None if one_rack => (plan_one_rack(&ctx, &holes, req)?, !req.is_flexible()),
-        None => {
-            let mut pieces = match topo.policy.multi_rack {
-                MultiRack::FewestRacks => plan_fewest_racks(&ctx, &holes, n)?,
-                MultiRack::StartNow => plan_spread(&ctx, &holes, n, 1)?,
-            };
-            if req.is_flexible() {
-                // Slurm picks the count: offer every free tray of the chosen racks, so that
-                // trays with fewer GPUs or CPUs left do not make the set fall short.
-                for (d, k) in &mut pieces {
-                    *k = holes[*d].free;
-                }
-            }
-            (vec![Choice::Pieces(pieces)], !req.is_flexible())
+        Some(s) if req.min_nodes == s => {
+            let holes = ctx.holes();
+            (plan_one_rack(&ctx, &holes, &JobRequest::nodes(s))?, true)
         }
+        None if one_rack => {
+            let holes = ctx.holes();
+            (plan_one_rack(&ctx, &holes, req)?, !req.is_flexible())
+        }
+        _ => (
+            vec![Choice::Pieces(lightest_pieces(&ctx, req, n)?)],
+            !req.is_flexible(),
+        ),
     };
     Ok(Plan::new(ctx, choices, exact, n))
 }
@@ -511,27 +627,69 @@ fn holes_by_group<'h>(topo: &Topology, holes: &'h [Hole]) -> Vec<Vec<&'h Hole>> 
         .collect()
 }
 
-/// Segments after [`validate`]: one segment is a one-rack job, several follow the policy.
-fn plan_segments(
+/// The pieces of a job that takes several racks (larger than a rack, or several segments),
+/// from the lightest trays that can hold it: with weights, the plan is made on the trays of
+/// at most weight `w` for the least `w` that works (a binary search: more trays never make a
+/// plan fail), so heavier trays are used only when the lighter ones cannot hold the job.
+fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<(usize, usize)>, Reject> {
+    let mut best = pieces_for(ctx, &ctx.holes(), req, n)?;
+    if !ctx.weighted {
+        return Ok(best);
+    }
+    // The heaviest tier is every offered tray, which works; find the lightest that does.
+    let tiers = ctx.weight_tiers();
+    let (mut lo, mut hi) = (0, tiers.len().saturating_sub(1));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match pieces_for(ctx, &ctx.holes_up_to(Some(tiers[mid])), req, n) {
+            Ok(pieces) => {
+                best = pieces;
+                hi = mid;
+            }
+            Err(_) => lo = mid + 1,
+        }
+    }
+    Ok(best)
+}
+
+/// The pieces of a multi-rack job or of several segments, on `holes`.
+fn pieces_for(
     ctx: &Ctx,
     holes: &[Hole],
     req: &JobRequest,
-    s: usize,
-) -> Result<Vec<Choice>, Reject> {
-    let count = req.min_nodes / s;
-    if count == 1 {
-        return plan_one_rack(ctx, holes, &JobRequest::nodes(s));
+    n: usize,
+) -> Result<Vec<(usize, usize)>, Reject> {
+    if let Some(s) = req.segment {
+        if !ctx.required.is_empty() {
+            // -w names every node (validate): each rack's share is its whole segments.
+            let named = holes.iter().filter(|h| h.required > 0);
+            return Ok(named.map(|h| (h.domain, h.required)).collect());
+        }
+        let count = req.min_nodes / s;
+        return match req.segment_rule(ctx.topo) {
+            SegmentPlacement::BestFit => best_fit_segments(ctx, holes, count, s),
+            SegmentPlacement::Consolidate => plan_spread(ctx, holes, count, s),
+            SegmentPlacement::Spread => spread_segments(ctx, holes, count, s),
+        };
     }
-    let pieces = match ctx.topo.policy.segment_placement {
-        SegmentPlacement::BestFit => best_fit_segments(ctx, holes, count, s)?,
-        SegmentPlacement::Consolidate => plan_spread(ctx, holes, count, s)?,
+    let mut pieces = match ctx.topo.policy.multi_rack {
+        MultiRack::FewestRacks => plan_fewest_racks(ctx, holes, n)?,
+        MultiRack::StartNow => plan_spread(ctx, holes, n, 1)?,
     };
-    Ok(vec![Choice::Pieces(pieces)])
+    if req.is_flexible() {
+        // Slurm picks the count: offer every free tray of the chosen racks, so that
+        // trays with fewer GPUs or CPUs left do not make the set fall short.
+        for (d, k) in &mut pieces {
+            *k = holes[*d].free;
+        }
+    }
+    Ok(pieces)
 }
 
-/// Best fit, then (by policy) racks that are already broken, then configuration order.
-fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, usize) {
-    (leftover, h.keep_whole(topo), h.domain)
+/// Best fit, then (by policy) racks that are already broken, then lighter racks, then
+/// configuration order.
+fn fit_key(topo: &Topology, h: &Hole, leftover: usize) -> (usize, bool, u64, usize) {
+    (leftover, h.keep_whole(topo), h.weight, h.domain)
 }
 
 impl Hole {
@@ -609,7 +767,7 @@ fn spread_within(
         .copied()
         .filter(|h| h.required == 0 && capacity(h) > 0)
         .collect();
-    rest.sort_unstable_by_key(|h| (Reverse(capacity(h)), h.broken, h.domain));
+    rest.sort_unstable_by_key(|h| (Reverse(capacity(h)), h.broken, h.weight, h.domain));
     let mut next = 0;
     while rem > 0 {
         let last = rest[next..]
@@ -629,6 +787,24 @@ fn spread_within(
         }
     }
     Some(pieces)
+}
+
+/// `--spread-segments`: each segment in a rack of its own, the best-fitting racks first.
+fn spread_segments(
+    ctx: &Ctx,
+    holes: &[Hole],
+    count: usize,
+    s: usize,
+) -> Result<Vec<(usize, usize)>, Reject> {
+    let mut fits: Vec<&Hole> = holes.iter().filter(|h| h.free >= s).collect();
+    if fits.len() < count {
+        return Err(Reject::NotNow(format!(
+            "{} racks have {s} free trays, {count} segments need a rack each",
+            fits.len()
+        )));
+    }
+    fits.sort_unstable_by_key(|h| fit_key(ctx.topo, h, h.free - s));
+    Ok(fits[..count].iter().map(|h| (h.domain, s)).collect())
 }
 
 /// topology/block's segment rule, each segment on its own: the domain whose free trays fit
@@ -656,7 +832,9 @@ fn best_fit_segments(
     }
     let mut next = start.clone(); // next[slot]: first untouched rack in that slot
     let mut order = vec![0usize; holes.len()];
-    for (i, h) in holes.iter().enumerate() {
+    let mut by_weight: Vec<(usize, &Hole)> = holes.iter().enumerate().collect();
+    by_weight.sort_by_key(|(_, h)| h.weight); // stable: configuration order on ties
+    for (i, h) in by_weight {
         let at = &mut next[slot(h)];
         order[*at] = i;
         *at += 1;
@@ -670,7 +848,7 @@ fn best_fit_segments(
             .iter()
             .enumerate()
             .filter(|(_, &(_, left))| left >= s)
-            .min_by_key(|(_, &(i, left))| (left, holes[i].keep_whole(topo), i))
+            .min_by_key(|(_, &(i, left))| (left, holes[i].keep_whole(topo), holes[i].weight, i))
             .map(|(u, &(_, left))| (u, left));
         let take_reused = match (untouched, reused) {
             (_, None) => false,

@@ -294,7 +294,7 @@ _Static_assert(offsetof(job_record_t, topo_jobinfo) == 1120, "job_record_t.topo_
 _Static_assert(offsetof(job_record_t, tres_per_job) == 1160, "job_record_t.tres_per_job");
 _Static_assert(offsetof(job_record_t, tres_per_task) == 1184, "job_record_t.tres_per_task");
 
-/* node_record_t: 7 used fields of 576 bytes, sizeof 576, align 8. */
+/* node_record_t: 8 used fields of 576 bytes, sizeof 576, align 8. */
 struct node_record {
 	char _pad0[122];
 	uint16_t cpus_efctv;	/* @122 */
@@ -308,9 +308,11 @@ struct node_record {
 	uint32_t node_rank;	/* @312 */
 	char _pad5[12];
 	uint32_t node_state;	/* @328 */
-	char _pad6[180];
+	char _pad6[140];
+	uint64_t sched_weight;	/* @472 */
+	char _pad7[32];
 	char *topology_str;	/* @512 */
-	char _pad7[56];
+	char _pad8[56];
 };
 _Static_assert(sizeof(node_record_t) == 576, "sizeof(node_record_t)");
 _Static_assert(_Alignof(node_record_t) == 8, "_Alignof(node_record_t)");
@@ -320,6 +322,7 @@ _Static_assert(offsetof(node_record_t, magic) == 256, "node_record_t.magic");
 _Static_assert(offsetof(node_record_t, name) == 280, "node_record_t.name");
 _Static_assert(offsetof(node_record_t, node_rank) == 312, "node_record_t.node_rank");
 _Static_assert(offsetof(node_record_t, node_state) == 328, "node_record_t.node_state");
+_Static_assert(offsetof(node_record_t, sched_weight) == 472, "node_record_t.sched_weight");
 _Static_assert(offsetof(node_record_t, topology_str) == 512, "node_record_t.topology_str");
 
 /* topology_eval_t: all fields, sizeof 112, align 8. */

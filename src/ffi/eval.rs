@@ -21,7 +21,7 @@ use super::guard::{callback, Call};
 use super::restore::Offer;
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
-use crate::config::EndTime;
+use crate::config::{EndTime, SegmentPlacement};
 use crate::demand::{gpus_in_tres, JobShape};
 use crate::model::{Capacity, ClusterView, Tray};
 use crate::placement::{self, JobRequest, Reject};
@@ -203,16 +203,41 @@ unsafe fn job_request(call: &Call, te: *mut b::topology_eval_t) -> (JobRequest, 
             (d.segment_size, required, shape)
         };
         let min = (*te).min_nodes.max(1) as usize;
+        let segment = (segment != 0 && u32::from(segment) != b::NO_VAL16)
+            .then_some(segment as usize)
+            // 26.05's block runs a job whose segment is larger than the job as if it had
+            // none; earlier series refuse it (placement::validate).
+            .filter(|&s| !cfg!(slurm_eval_action) || s <= min);
         let req = JobRequest {
             min_nodes: min,
             max_nodes: shape.max_nodes(min, ((*te).max_nodes as usize).max(min)),
-            segment: (segment != 0 && u32::from(segment) != b::NO_VAL16)
-                .then_some(segment as usize),
+            segment,
             required,
             demand: shape.demand(),
             ends_at: None,
+            segment_placement: segment_flags((*job).bit_flags),
         };
         (req, shape)
+    }
+}
+
+/// The job's own segment rule from its `bit_flags`: `--spread-segments` and
+/// `--consolidate-segments` exist from Slurm 25.11 (`SPREAD_SEGMENTS` and
+/// `CONSOLIDATE_SEGMENTS` in slurm.h, `SLURM_BIT(43)` and `SLURM_BIT(44)`: function-like
+/// macros, which bindgen cannot read, hence the literals). With both set, block consolidates
+/// into the smallest block level that holds the spread segments; racks being the only level
+/// here, that is spreading.
+fn segment_flags(bit_flags: u64) -> Option<SegmentPlacement> {
+    const SPREAD_SEGMENTS: u64 = 1 << 43;
+    const CONSOLIDATE_SEGMENTS: u64 = 1 << 44;
+    if !cfg!(slurm_jobinfo) {
+        None
+    } else if bit_flags & SPREAD_SEGMENTS != 0 {
+        Some(SegmentPlacement::Spread)
+    } else if bit_flags & CONSOLIDATE_SEGMENTS != 0 {
+        Some(SegmentPlacement::Consolidate)
+    } else {
+        None
     }
 }
 
@@ -243,7 +268,11 @@ unsafe fn offered_view(
     unknown: Capacity,
 ) -> ClusterView {
     let mut trays = vec![Tray::default(); slurm::node_count()];
+    let mut weights = vec![0; trays.len()];
     for n in node_map.ones() {
+        if let Some(w) = weights.get_mut(n) {
+            *w = slurm::node_sched_weight(n).unwrap_or(0);
+        }
         if let Some(t) = trays.get_mut(n) {
             // SAFETY: n < node_count() (checked by get_mut), per the contract above.
             let res = unsafe {
@@ -255,10 +284,12 @@ unsafe fn offered_view(
             *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
         }
     }
-    ClusterView {
+    let mut view = ClusterView {
         trays,
         ..ClusterView::default()
-    }
+    };
+    view.set_weights(weights);
+    view
 }
 
 /// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.

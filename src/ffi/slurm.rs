@@ -201,6 +201,15 @@ pub fn node_state(index: usize) -> Option<u32> {
     record(index).map(|rec| unsafe { (*rec).node_state })
 }
 
+/// The node's scheduling weight as Slurm's selection orders nodes by it (`sched_weight`:
+/// the node's `Weight`, plus the penalties for powered-down, rebooting and completing nodes
+/// that slurmctld adds), without its lowest byte: cons_tres writes a per-job GPU locality
+/// hint there, which is not a weight an admin set.
+pub fn node_sched_weight(index: usize) -> Option<u64> {
+    // SAFETY: `record` returns live node records.
+    record(index).map(|rec| unsafe { (*rec).sched_weight } & !0xff)
+}
+
 /// CPUs a job may use on the node at `index` (`cpus_efctv`: configured minus specialized).
 pub fn node_cpus(index: usize) -> Option<u16> {
     // SAFETY: `record` returns live node records.

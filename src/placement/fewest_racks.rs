@@ -35,10 +35,9 @@ pub(super) fn tightest_set(
             bucket.push(h);
         }
     }
-    if prefer_degraded {
-        for bucket in &mut buckets {
-            bucket.sort_by_key(|h| (!h.broken, h.domain));
-        }
+    // Then lighter racks (node weights), then configuration order.
+    for bucket in &mut buckets {
+        bucket.sort_by_key(|h| (prefer_degraded && !h.broken, h.weight, h.domain));
     }
     let values: Vec<usize> = (1..=budget)
         .rev()
@@ -131,6 +130,7 @@ mod tests {
                 free: f,
                 broken: f < 18,
                 required: 0,
+                weight: 0,
             })
             .collect()
     }

@@ -131,9 +131,10 @@ pub(super) fn plan_one_rack(
 ) -> Result<Vec<Choice>, Reject> {
     let mut scratch = Vec::new();
     let timed = ctx.end_time_rule(req);
-    // (packed best-fit key, trays to offer): small items, so ranking every rack of a large
-    // cluster stays cheap.
-    let mut fits: Vec<(u64, u32)> = holes
+    // (node weight of the trays taken, packed best-fit key, trays to offer): small items, so
+    // ranking every rack of a large cluster stays cheap. Lighter racks come first, as Slurm
+    // uses the lowest-weight nodes first; best fit decides among racks of equal weight.
+    let mut fits: Vec<(u64, u64, u32)> = holes
         .iter()
         .filter(|h| h.required == ctx.required.len())
         .filter_map(|h| {
@@ -144,7 +145,7 @@ pub(super) fn plan_one_rack(
                 None => (EndTime::Off, 0),
             };
             let key = ctx.ranking_key(h, h.free - need, rule, delay);
-            Some((key, take as u32))
+            Some((ctx.weight_of_take(h.domain, need), key, take as u32))
         })
         .collect();
     if fits.is_empty() {
@@ -154,10 +155,10 @@ pub(super) fn plan_one_rack(
             req.demand
         )));
     }
-    fits.sort_unstable_by_key(|&(key, _)| key);
+    fits.sort_unstable_by_key(|&(weight, key, _)| (weight, key));
     Ok(fits
         .into_iter()
-        .map(|(key, take)| Choice::Rack {
+        .map(|(_, key, take)| Choice::Rack {
             domain: (key & u64::from(u32::MAX)) as usize,
             take: take as usize,
         })

@@ -237,12 +237,8 @@ fn flexible_requests_get_whole_racks_to_choose_from() {
         view.trays[n].candidate = false;
     }
     let req = JobRequest {
-        min_nodes: 2,
         max_nodes: 4,
-        segment: None,
-        required: vec![],
-        demand: Demand::default(),
-        ends_at: None,
+        ..JobRequest::nodes(2)
     };
     let alts = plan(&topo, &view, &req).unwrap();
     assert!(!alts[0].exact);
@@ -257,12 +253,8 @@ fn small_flexible_jobs_never_span_racks() {
         view.trays[n].candidate = n == 0 || n == 18; // one free tray per rack
     }
     let req = JobRequest {
-        min_nodes: 2,
         max_nodes: 4,
-        segment: None,
-        required: vec![],
-        demand: Demand::default(),
-        ends_at: None,
+        ..JobRequest::nodes(2)
     };
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
 }
@@ -512,8 +504,8 @@ fn reference_best_fit(
             .enumerate()
             .filter(|(i, h)| h.free - used[*i] >= s)
             .min_by_key(|(i, h)| {
-                let (leftover, keep_whole, d) = fit_key(ctx.topo, h, h.free - used[*i] - s);
-                (leftover, used[*i] == 0, keep_whole, d)
+                let (leftover, keep_whole, weight, d) = fit_key(ctx.topo, h, h.free - used[*i] - s);
+                (leftover, used[*i] == 0, keep_whole, weight, d)
             })?;
         match pieces.iter_mut().find(|(d, _)| *d == h.domain) {
             Some(piece) => piece.1 += s,
@@ -534,7 +526,7 @@ proptest! {
     ) {
         let policy = Policy { prefer_degraded, ..Policy::default() };
         let topo = Topology::uniform(12, 18, policy);
-        let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false, by_cpus: false };
+        let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false, by_cpus: false, weighted: false };
         let holes = ctx.holes();
         let got = best_fit_segments(&ctx, &holes, count, s).ok();
         prop_assert_eq!(got, reference_best_fit(&ctx, &holes, count, s));
@@ -903,6 +895,7 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                         trays: t,
                     },
                     ends_at: None,
+                    segment_placement: None,
                 };
                 (topo, view, req)
             },
@@ -917,3 +910,7 @@ proptest! {
         }
     }
 }
+
+mod required_segments;
+mod segment_rules;
+mod weights;
