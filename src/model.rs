@@ -35,9 +35,10 @@ pub struct Topology {
     pub policy: Policy,
     /// Each rack group's name and member domains, sorted by name.
     pub groups: Vec<(String, Vec<usize>)>,
-    /// `-w` may name the nodes of a job with several segments (Slurm 25.11 and later, as
-    /// topology/block there); the plugin sets it for those builds.
-    pub required_with_segments: bool,
+    /// topology/block's segment rules of Slurm 25.11 and later: `-w` may name the nodes of a
+    /// job with several segments, and a segment may be larger than a rack. The plugin sets it
+    /// for those builds.
+    pub block_25_11_segments: bool,
 }
 
 /// A name from the configuration that the scheduler does not know.
@@ -107,7 +108,7 @@ impl Topology {
             },
             policy: config.policy.clone(),
             groups,
-            required_with_segments: false,
+            block_25_11_segments: false,
         };
         (topo, unknown)
     }

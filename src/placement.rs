@@ -129,6 +129,7 @@ impl Placement {
 
 /// The free trays of one domain, counted without materialising them: only the racks a plan
 /// actually uses get a node list (see [`Ctx::take`]), which keeps a decision on 278 racks cheap.
+#[derive(Clone)]
 struct Hole {
     domain: usize,
     /// Trays offered to the job.
@@ -328,7 +329,8 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
     let req_domains = named.len();
     let n = req.trays_needed(topo);
     match req.segment {
-        Some(s) if s == 0 || s > max_domain => never(format!(
+        Some(0) => never("segment size 0".into()),
+        Some(s) if s > max_domain && !topo.block_25_11_segments => never(format!(
             "segment size {s} exceeds the largest rack ({max_domain} trays)"
         )),
         Some(s) if req.min_nodes % s != 0 => never(format!(
@@ -344,6 +346,17 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         None if req_domains > 1 && n <= max_domain && req.max_nodes <= max_domain => never(
             format!("required nodes span {req_domains} racks but {n} nodes fit in one"),
         ),
+        Some(s) if s > max_domain => {
+            // 25.11+: each segment over the fewest racks, as a job larger than a rack.
+            let total: usize = topo.domains.iter().map(|d| d.nodes.len()).sum();
+            if req.min_nodes > total {
+                return never(format!(
+                    "{} nodes but the racks hold {total}",
+                    req.min_nodes
+                ));
+            }
+            fits_some_racks(topo, s, &[])
+        }
         Some(s) if req.segment_rule(topo) == SegmentPlacement::Spread => {
             let count = req.min_nodes / s;
             let racks = topo.domains.iter().filter(|d| d.nodes.len() >= s).count();
@@ -376,7 +389,7 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
 /// segments inside blocks, so each rack's share of them must be whole segments.
 fn required_segments_fit(topo: &Topology, req: &JobRequest, s: usize) -> Result<(), Reject> {
     let never = |m: String| Err(Reject::Never(m));
-    if !topo.required_with_segments {
+    if !topo.block_25_11_segments {
         return never("required nodes cannot be combined with more than one segment".into());
     }
     if req.required.len() < req.min_nodes {
@@ -540,7 +553,7 @@ pub fn choose<'a>(
     let n = req.trays_needed(topo);
     let one_rack = n <= max_domain && required_domains(topo, req) <= 1;
     let (choices, exact) = match req.segment {
-        Some(s) if req.min_nodes == s => {
+        Some(s) if req.min_nodes == s && s <= max_domain => {
             let holes = ctx.holes();
             (plan_one_rack(&ctx, &holes, &JobRequest::nodes(s))?, true)
         }
@@ -666,6 +679,9 @@ fn pieces_for(
             return Ok(named.map(|h| (h.domain, h.required)).collect());
         }
         let count = req.min_nodes / s;
+        if s > ctx.topo.max_domain_size() {
+            return oversized_segments(ctx, holes, count, s);
+        }
         return match req.segment_rule(ctx.topo) {
             SegmentPlacement::BestFit => best_fit_segments(ctx, holes, count, s),
             SegmentPlacement::Consolidate => plan_spread(ctx, holes, count, s),
@@ -787,6 +803,45 @@ fn spread_within(
         }
     }
     Some(pieces)
+}
+
+/// Segments larger than a rack (Slurm 25.11+): each one over the fewest racks, the tightest
+/// set of what the earlier segments left, as `multi_rack = "fewest-racks"` places a job that
+/// size. Pieces of two segments in one rack are one piece.
+fn oversized_segments(
+    ctx: &Ctx,
+    holes: &[Hole],
+    count: usize,
+    s: usize,
+) -> Result<Vec<(usize, usize)>, Reject> {
+    let topo = ctx.topo;
+    let mut left: Vec<Hole> = holes.to_vec();
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    for i in 0..count {
+        let refs: Vec<&Hole> = left.iter().collect();
+        let set = fewest_racks::tightest_set(
+            &refs,
+            s,
+            topo.max_domain_size(),
+            topo.policy.prefer_degraded,
+        )
+        .ok_or_else(|| {
+            Reject::NotNow(format!(
+                "no {} racks have {s} free trays for segment {} of {count}",
+                s.div_ceil(topo.max_domain_size()),
+                i + 1
+            ))
+        })?;
+        for (d, k) in set {
+            left[d].free -= k;
+            left[d].broken = true;
+            match pieces.iter_mut().find(|p| p.0 == d) {
+                Some(p) => p.1 += k,
+                None => pieces.push((d, k)),
+            }
+        }
+    }
+    Ok(pieces)
 }
 
 /// `--spread-segments`: each segment in a rack of its own, the best-fitting racks first.

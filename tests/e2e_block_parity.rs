@@ -36,9 +36,9 @@ impl Drop for Weights<'_> {
     }
 }
 
-/// 25.11 and later accept `-w` with several segments (block there too); 24.11 and 25.05
-/// refuse it as their block does.
-fn required_with_segments() -> bool {
+/// 25.11 and later have topology/block's newer segment rules (`-w` with several segments,
+/// segments larger than a block, per-job segment flags); 24.11 and 25.05 do not.
+fn block_25_11_segments() -> bool {
     !matches!(lab::slurm_series().as_str(), "24.11" | "25.05")
 }
 
@@ -108,7 +108,7 @@ fn required_nodes_with_several_segments_follow_the_series_rule() {
     for (args, pieces) in cases {
         let mut args = args.to_vec();
         args.push("--exclusive");
-        if required_with_segments() {
+        if block_25_11_segments() {
             let job = lab.submit(&args);
             assert_eq!(per_rack(&lab.running_nodes(job)), pieces, "{args:?}");
             lab.cancel_all();
@@ -161,7 +161,7 @@ fn a_node_list_larger_than_the_job_limits_where_its_segments_go() {
 #[test]
 fn a_jobs_own_segment_rule_overrides_the_policy() {
     let (lab, _g) = Lab::claim();
-    if !required_with_segments() {
+    if !block_25_11_segments() {
         let err = lab
             .sbatch(&["-N", "8", "--segment=4", "--spread-segments"], "true")
             .expect_err("unknown before 25.11");
@@ -189,4 +189,25 @@ fn a_jobs_own_segment_rule_overrides_the_policy() {
     ]);
     let pieces = per_rack(&lab.running_nodes(packed));
     assert_eq!(pieces.len(), 1, "both segments in one rack: {pieces:?}");
+}
+
+/// A segment larger than a rack: 24.11 and 25.05 refuse it (their block too); 25.11 and
+/// later accept it (block there drops that limit) and each segment gets the fewest racks, two
+/// for 20 trays, so the job fits three racks. Stock Slurm has no segment limit at all and
+/// passes on 25.11+; the plugin refused this job there before.
+#[test]
+fn segments_larger_than_a_rack_follow_the_series_rule() {
+    let (lab, _g) = Lab::claim();
+    let args = ["-N", "40", "--segment=20", "--exclusive"];
+    if !block_25_11_segments() {
+        let err = lab
+            .sbatch(&args, "true")
+            .expect_err("24.11/25.05 refuse it");
+        assert!(err.contains(TOPO_ERROR), "{err}");
+        return;
+    }
+    let job = lab.submit(&args);
+    let nodes = lab.running_nodes(job);
+    assert_eq!(nodes.len(), 40);
+    assert_eq!(racks(&nodes).len(), 3, "{:?}", per_rack(&nodes));
 }

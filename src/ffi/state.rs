@@ -55,7 +55,7 @@ pub fn resolve(config: &Config) -> Loaded {
     let by_name = node_index_by_name();
     let count = slurm::node_count();
     let (mut topo, unknown) = Topology::resolve(config, count, |n| by_name.get(n).copied());
-    topo.required_with_segments = cfg!(slurm_jobinfo);
+    topo.block_25_11_segments = cfg!(slurm_jobinfo);
     // A whole tray's CPUs, for "does this job fit one rack" on jobs sized by CPUs.
     if let Some(cpus) = (0..count)
         .filter(|&n| topo.in_any_domain(n))

@@ -911,6 +911,6 @@ proptest! {
     }
 }
 
-mod required_segments;
+mod block_25_11_segments;
 mod segment_rules;
 mod weights;

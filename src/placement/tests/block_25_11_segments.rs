@@ -1,5 +1,7 @@
-//! `-w` with several segments: never before Slurm 25.11; from 25.11, as topology/block
-//! there, `-w` names every node of the job and each rack's share is whole segments.
+//! topology/block's segment rules from Slurm 25.11 (`Topology::block_25_11_segments`):
+//! `-w` with several segments (never before; from 25.11 `-w` names every node of the job and
+//! each rack's share is whole segments), and segments larger than a rack (never before; from
+//! 25.11 each one over the fewest racks).
 
 use super::*;
 
@@ -12,7 +14,7 @@ fn segmented_on(nodes: &[usize], n: usize, s: usize) -> JobRequest {
 
 fn cluster_25_11(racks: usize) -> (Topology, ClusterView) {
     let (mut topo, view) = cluster(racks);
-    topo.required_with_segments = true;
+    topo.block_25_11_segments = true;
     (topo, view)
 }
 
@@ -57,5 +59,40 @@ fn from_25_11_a_busy_named_node_makes_the_job_wait() {
     view.trays[19].candidate = false;
     view.trays[19].in_use = true;
     let req = segmented_on(&[0, 1, 18, 19], 4, 2);
+    assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
+}
+
+#[test]
+fn before_25_11_a_segment_larger_than_a_rack_never_runs() {
+    let (topo, view) = cluster(4);
+    let req = JobRequest::segmented(40, 20);
+    assert!(matches!(plan(&topo, &view, &req), Err(Reject::Never(_))));
+}
+
+/// 25.11's block accepts segments larger than a block; each one gets the fewest racks.
+#[test]
+fn from_25_11_each_segment_larger_than_a_rack_gets_the_fewest_racks() {
+    let (topo, view) = cluster_25_11(4);
+    let p = &plan(&topo, &view, &JobRequest::segmented(40, 20)).unwrap()[0];
+    assert_eq!(p.nodes.len(), 40);
+    assert_eq!(domains_of(&topo, p).len(), 3, "{:?}", p.pieces);
+    let p = &plan(&topo, &view, &JobRequest::segmented(20, 20)).unwrap()[0];
+    assert_eq!(p.pieces.len(), 2);
+    // Three segments of 20 fit four racks (18+2, 16+4, 14+6); four do not (80 > 72).
+    assert!(plan(&topo, &view, &JobRequest::segmented(60, 20)).is_ok());
+    let too_many = JobRequest::segmented(80, 20);
+    assert!(matches!(
+        plan(&topo, &view, &too_many),
+        Err(Reject::Never(_))
+    ));
+}
+
+#[test]
+fn from_25_11_a_segment_larger_than_a_rack_waits_for_its_racks() {
+    let (topo, mut view) = cluster_25_11(4);
+    for n in (0..72).filter(|n| n % 18 >= 9) {
+        view.trays[n].candidate = false; // every rack half busy: no two racks hold 20
+    }
+    let req = JobRequest::segmented(20, 20);
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
 }
