@@ -237,9 +237,9 @@ impl Ctx<'_> {
             .unwrap_or(0)
     }
 
-    /// The first `k` free trays of domain `d`: required nodes first, then the lightest (when
-    /// weights differ), then trays already running other jobs (packs shared jobs), then tray
-    /// order.
+    /// The first `k` free trays of domain `d`: required nodes first, then (for a job sized by
+    /// GPUs or CPUs) the most of them, then the lightest (when weights differ), then trays
+    /// already running other jobs (packs shared jobs), then tray order.
     fn take(&self, d: usize, k: usize) -> Vec<usize> {
         let mut out = Vec::with_capacity(k);
         self.take_into(d, k, &mut out);
@@ -250,9 +250,10 @@ impl Ctx<'_> {
     fn take_into(&self, d: usize, k: usize, out: &mut Vec<usize>) {
         let nodes = &self.topo.domains[d].nodes;
         if self.by_capacity || self.weighted {
-            // Required nodes, then the lightest (Slurm's node weight), then for a job sized
-            // by GPUs or CPUs the most of them, then trays in use; the sort is stable, so
-            // tray order breaks the remaining ties.
+            // Required nodes; for a job sized by GPUs or CPUs the most of them (what
+            // `Ctx::need` counted, so the trays offered hold what it promised); then the
+            // lightest (Slurm's node weight); then trays in use. The sort is stable, so tray
+            // order breaks the remaining ties.
             let mut trays: Vec<usize> = nodes
                 .iter()
                 .copied()
@@ -266,7 +267,7 @@ impl Ctx<'_> {
                     (true, false) => (t.gpus, t.cpus),
                 };
                 let required = self.required.contains(&n);
-                (!required, self.view.weight(n), Reverse(most), !t.in_use)
+                (!required, Reverse(most), self.view.weight(n), !t.in_use)
             });
             out.extend(trays.into_iter().take(k));
             return;
@@ -693,10 +694,11 @@ fn pieces_for(
         MultiRack::StartNow => plan_spread(ctx, holes, n, 1)?,
     };
     if req.is_flexible() {
-        // Slurm picks the count: offer every free tray of the chosen racks, so that
-        // trays with fewer GPUs or CPUs left do not make the set fall short.
+        // Slurm picks the count (lightest trays first, as it orders them): offer every
+        // free tray of the chosen racks, so that trays with fewer GPUs or CPUs left do not
+        // make the set fall short.
         for (d, k) in &mut pieces {
-            *k = holes[*d].free;
+            *k = ctx.topo.candidates_in(*d, ctx.view);
         }
     }
     Ok(pieces)

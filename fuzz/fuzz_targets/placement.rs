@@ -1,7 +1,7 @@
 //! The placement engine on small random clusters: up to 6 racks of up to 6 trays (node
 //! indices in order or shuffled, some nodes outside every rack, rack groups), random tray
 //! states and per-tray GPUs/CPUs, every policy, and random requests (`-N`, node ranges,
-//! `--segment`, `-w`, GPU/CPU/task demand, end times). `reference::check_plan` checks every
+//! `--segment`, `-w`, GPU/CPU/task demand, end times, node weights). `reference::check_plan` checks every
 //! placement against the engine's invariants and the brute-force reference.
 #![no_main]
 
@@ -106,6 +106,13 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         };
         view.trays.push(tray);
     }
+    if u.ratio(1, 3)? {
+        // Node weights (Slurm's sched_weight): a few tiers, kept only when they differ.
+        let weights = (0..node_count)
+            .map(|_| Ok(u64::from(u.int_in_range(0..=2u8)?) * 100))
+            .collect::<Result<_>>()?;
+        view.set_weights(weights);
+    }
     if u.arbitrary()? {
         view.busy_until = (0..node_count)
             .map(|_| u.int_in_range(0..=200u32))
@@ -153,6 +160,8 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         required,
         demand,
         ends_at,
+        // The reference does not model a job's own segment rule; unit tests cover it.
+        segment_placement: None,
     };
     Ok((topo, view, req))
 }

@@ -845,11 +845,12 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
     (
         racks,
         policy,
-        proptest::collection::vec((0u8..4, 0u16..=4, 1u16..=8), 40),
+        proptest::collection::vec((0u8..4, 0u16..=4, 1u16..=8, 0u64..3), 40),
         request,
+        any::<bool>(),
     )
         .prop_map(
-            |(racks, policy, trays, (min, extra, segment, picks, (g, c, t)))| {
+            |(racks, policy, trays, (min, extra, segment, picks, (g, c, t)), weighted)| {
                 let mut config = crate::config::Config {
                     policy,
                     ..crate::config::Config::default()
@@ -867,10 +868,10 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                 let nodes = next + 1; // one node outside every rack
                 let mut topo = Topology::resolve(&config, nodes, |n| n[1..].parse().ok()).0;
                 topo.full_tray = crate::model::Capacity { gpus: 4, cpus: 8 };
-                let view = ClusterView {
+                let mut view = ClusterView {
                     trays: trays[..nodes]
                         .iter()
-                        .map(|&(state, gpus, cpus)| crate::model::Tray {
+                        .map(|&(state, gpus, cpus, _)| crate::model::Tray {
                             candidate: state < 2,
                             in_use: state == 1 || state == 2,
                             unavailable: state == 3,
@@ -880,6 +881,9 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                         .collect(),
                     ..ClusterView::default()
                 };
+                if weighted {
+                    view.set_weights(trays[..nodes].iter().map(|t| t.3 * 100).collect());
+                }
                 let mut required: Vec<usize> = picks.into_iter().filter(|&p| p < nodes).collect();
                 required.sort_unstable();
                 required.dedup();
