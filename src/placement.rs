@@ -12,7 +12,7 @@ use std::fmt;
 
 use crate::config::{MultiRack, SegmentPlacement};
 pub use crate::demand::Demand;
-use crate::model::{ClusterView, Topology};
+use crate::model::{ClusterView, Topology, Tray};
 use one_rack::plan_one_rack;
 
 /// The topology-relevant part of a job request.
@@ -163,46 +163,49 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// One hole per domain, in domain order (`holes[d].domain == d`).
     fn holes(&self) -> Vec<Hole> {
-        self.holes_up_to(None)
+        if self.weighted {
+            return self.holes_up_to(u64::MAX);
+        }
+        let holes = (0..self.topo.domains.len()).map(|d| {
+            let free = self.topo.candidates_in(d, self.view);
+            Hole {
+                domain: d,
+                free,
+                broken: free < self.topo.domains[d].nodes.len(),
+                required: 0,
+                weight: 0,
+            }
+        });
+        self.count_required(holes.collect())
     }
 
     /// [`Ctx::holes`] counting only trays of at most weight `cap` as free (required
-    /// nodes always count: the job gets them whatever they weigh).
-    fn holes_up_to(&self, cap: Option<u64>) -> Vec<Hole> {
+    /// nodes always count: the job gets them whatever they weigh), with their weights.
+    fn holes_up_to(&self, cap: u64) -> Vec<Hole> {
         let light = |n: usize| {
-            let t = self.view.tray(n);
-            t.candidate
-                && (self.view.weight(n) <= cap.unwrap_or(u64::MAX) || self.required.contains(&n))
+            self.view.tray(n).candidate
+                && (self.view.weight(n) <= cap || self.required.contains(&n))
         };
-        let mut holes: Vec<Hole> = (0..self.topo.domains.len())
-            .map(|d| {
-                let offered = self.topo.candidates_in(d, self.view);
-                let free = match cap {
-                    None => offered,
-                    Some(_) => self.topo.domains[d]
-                        .nodes
-                        .iter()
-                        .filter(|&&n| light(n))
-                        .count(),
-                };
-                let weight = if self.weighted {
-                    let nodes = self.topo.domains[d].nodes.iter();
-                    nodes
-                        .filter(|&&n| light(n))
-                        .map(|&n| self.view.weight(n))
-                        .sum()
-                } else {
-                    0
-                };
-                Hole {
-                    domain: d,
-                    free,
-                    broken: offered < self.topo.domains[d].nodes.len(),
-                    required: 0,
-                    weight,
-                }
-            })
-            .collect();
+        let holes = (0..self.topo.domains.len()).map(|d| {
+            let nodes = &self.topo.domains[d].nodes;
+            let (mut free, mut weight) = (0, 0);
+            for &n in nodes.iter().filter(|&&n| light(n)) {
+                free += 1;
+                weight += self.view.weight(n);
+            }
+            Hole {
+                domain: d,
+                free,
+                broken: self.topo.candidates_in(d, self.view) < nodes.len(),
+                required: 0,
+                weight,
+            }
+        });
+        self.count_required(holes.collect())
+    }
+
+    /// Sets each hole's count of `-w` nodes.
+    fn count_required(&self, mut holes: Vec<Hole>) -> Vec<Hole> {
         for d in self.required.iter().filter_map(|&n| self.topo.domain_of(n)) {
             holes[d].required += 1;
         }
@@ -259,16 +262,36 @@ impl Ctx<'_> {
                 .copied()
                 .filter(|&n| self.view.tray(n).candidate)
                 .collect();
-            trays.sort_by_key(|&n| {
-                let t = self.view.tray(n);
-                let most = match (self.by_capacity, self.by_cpus) {
-                    (false, _) => (0, 0),
-                    (true, true) => (t.cpus, t.gpus),
-                    (true, false) => (t.gpus, t.cpus),
-                };
-                let required = self.required.contains(&n);
-                (!required, Reverse(most), self.view.weight(n), !t.in_use)
-            });
+            let most = |t: &Tray| match (self.by_capacity, self.by_cpus) {
+                (false, _) => (0, 0),
+                (true, true) => (t.cpus, t.gpus),
+                (true, false) => (t.gpus, t.cpus),
+            };
+            if self.weighted {
+                trays.sort_by_key(|&n| {
+                    let t = self.view.tray(n);
+                    let required = self.required.contains(&n);
+                    (!required, Reverse(most(&t)), self.view.weight(n), !t.in_use)
+                });
+            } else if self.by_cpus {
+                trays.sort_by_key(|&n| {
+                    let t = self.view.tray(n);
+                    (
+                        !self.required.contains(&n),
+                        Reverse((t.cpus, t.gpus)),
+                        !t.in_use,
+                    )
+                });
+            } else {
+                trays.sort_by_key(|&n| {
+                    let t = self.view.tray(n);
+                    (
+                        !self.required.contains(&n),
+                        Reverse((t.gpus, t.cpus)),
+                        !t.in_use,
+                    )
+                });
+            }
             out.extend(trays.into_iter().take(k));
             return;
         }
@@ -655,7 +678,7 @@ fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<(usize, 
     let (mut lo, mut hi) = (0, tiers.len().saturating_sub(1));
     while lo < hi {
         let mid = (lo + hi) / 2;
-        match pieces_for(ctx, &ctx.holes_up_to(Some(tiers[mid])), req, n) {
+        match pieces_for(ctx, &ctx.holes_up_to(tiers[mid]), req, n) {
             Ok(pieces) => {
                 best = pieces;
                 hi = mid;
@@ -889,9 +912,15 @@ fn best_fit_segments(
     }
     let mut next = start.clone(); // next[slot]: first untouched rack in that slot
     let mut order = vec![0usize; holes.len()];
-    let mut by_weight: Vec<(usize, &Hole)> = holes.iter().enumerate().collect();
-    by_weight.sort_by_key(|(_, h)| h.weight); // stable: configuration order on ties
-    for (i, h) in by_weight {
+    // Lighter racks first within a slot (stable: configuration order on ties).
+    let mut by_weight: Vec<usize> = Vec::new();
+    if ctx.weighted {
+        by_weight = (0..holes.len()).collect();
+        by_weight.sort_by_key(|&i| holes[i].weight);
+    }
+    let in_order = (!ctx.weighted).then_some(0..holes.len());
+    for i in in_order.into_iter().flatten().chain(by_weight) {
+        let h = &holes[i];
         let at = &mut next[slot(h)];
         order[*at] = i;
         *at += 1;

@@ -131,23 +131,44 @@ pub(super) fn plan_one_rack(
 ) -> Result<Vec<Choice>, Reject> {
     let mut scratch = Vec::new();
     let timed = ctx.end_time_rule(req);
-    // (node weight of the trays taken, packed best-fit key, trays to offer): small items, so
-    // ranking every rack of a large cluster stays cheap. Lighter racks come first, as Slurm
-    // uses the lowest-weight nodes first; best fit decides among racks of equal weight.
-    let mut fits: Vec<(u64, u64, u32)> = holes
-        .iter()
-        .filter(|h| h.required == ctx.required.len())
-        .filter_map(|h| {
-            let need = ctx.need(h, req, &mut scratch)?;
-            let take = if req.is_flexible() { h.free } else { need };
-            let (rule, delay) = match timed {
-                Some((rule, ends_at)) => (rule, ctx.delay_minutes(h.domain, ends_at)),
-                None => (EndTime::Off, 0),
-            };
-            let key = ctx.ranking_key(h, h.free - need, rule, delay);
-            Some((ctx.weight_of_take(h.domain, need), key, take as u32))
-        })
-        .collect();
+    // (packed best-fit key, trays to offer, trays needed) of a rack that holds the job.
+    let rank = |h: &Hole, scratch: &mut Vec<u16>| {
+        let need = ctx.need(h, req, scratch)?;
+        let take = if req.is_flexible() { h.free } else { need };
+        let (rule, delay) = match timed {
+            Some((rule, ends_at)) => (rule, ctx.delay_minutes(h.domain, ends_at)),
+            None => (EndTime::Off, 0),
+        };
+        Some((
+            ctx.ranking_key(h, h.free - need, rule, delay),
+            take as u32,
+            need,
+        ))
+    };
+    let offered = holes.iter().filter(|h| h.required == ctx.required.len());
+    // (packed best-fit key, trays to offer): small items, so ranking every rack of a large
+    // cluster stays cheap.
+    let mut fits: Vec<(u64, u32)>;
+    if ctx.weighted {
+        // Lighter racks first, as Slurm uses the lowest-weight nodes first: the heaviest
+        // tray the job would get there. A stable sort after best fit, so best fit decides
+        // among racks of equal weight.
+        let mut weights = vec![0u64; ctx.topo.domains.len()];
+        fits = offered
+            .filter_map(|h| {
+                let (key, take, need) = rank(h, &mut scratch)?;
+                weights[h.domain] = ctx.weight_of_take(h.domain, need);
+                Some((key, take))
+            })
+            .collect();
+        fits.sort_unstable_by_key(|&(key, _)| key);
+        fits.sort_by_key(|&(key, _)| weights[domain_of(key)]);
+    } else {
+        fits = offered
+            .filter_map(|h| rank(h, &mut scratch).map(|(key, take, _)| (key, take)))
+            .collect();
+        fits.sort_unstable_by_key(|&(key, _)| key);
+    }
     if fits.is_empty() {
         let n = req.trays_needed(ctx.topo);
         return Err(Reject::NotNow(format!(
@@ -155,14 +176,18 @@ pub(super) fn plan_one_rack(
             req.demand
         )));
     }
-    fits.sort_unstable_by_key(|&(weight, key, _)| (weight, key));
     Ok(fits
         .into_iter()
-        .map(|(_, key, take)| Choice::Rack {
-            domain: (key & u64::from(u32::MAX)) as usize,
+        .map(|(key, take)| Choice::Rack {
+            domain: domain_of(key),
             take: take as usize,
         })
         .collect())
+}
+
+/// The rack of a packed ranking key (its low 32 bits).
+fn domain_of(key: u64) -> usize {
+    (key & u64::from(u32::MAX)) as usize
 }
 
 /// Largest delay, in minutes, that the end-time keys tell apart (about two years).
