@@ -211,3 +211,48 @@ fn segments_larger_than_a_rack_follow_the_series_rule() {
     assert_eq!(nodes.len(), 40);
     assert_eq!(racks(&nodes).len(), 3, "{:?}", per_rack(&nodes));
 }
+
+/// SchedMD's test_150_3: the tasks of `srun -m block` follow the topology, a rack's trays
+/// before the next rack's, even where slurm.conf's node order interleaves the racks (here
+/// rack1 is the odd trays of gb[001-036], rack2 the even ones). The plugin ranks the node
+/// table rack by rack (`generate_node_ranking`; 26.05 also asks `get_rank`). Without it the
+/// tasks follow node names: gb001, gb002, ...
+#[test]
+fn tasks_follow_the_racks_even_when_node_names_interleave_them() {
+    let (lab, _g) = Lab::claim();
+    let toml = std::env::temp_dir().join("nvl72-e2e-interleaved.toml");
+    let numbered = |from: usize| -> Vec<String> {
+        (from..=36).step_by(2).map(|i| format!("{i:03}")).collect()
+    };
+    let mut text = String::from("trays_per_rack = 18\ngpus_per_tray = 4\n");
+    for (name, nodes) in [
+        ("rack1", format!("gb[{}]", numbered(1).join(","))),
+        ("rack2", format!("gb[{}]", numbered(2).join(","))),
+        ("rack3", "gb[037-054]".to_string()),
+        ("rack4", "gb[055-072]".to_string()),
+    ] {
+        text += &format!("\n[[rack]]\nname = \"{name}\"\nnodes = \"{nodes}\"\n");
+    }
+    std::fs::write(&toml, text).unwrap();
+    lab.restart_with(&[("TOPOLOGY_TOML", toml.to_str().unwrap())]);
+    let job = lab
+        .sbatch(
+            &["-N", "36", "--exclusive"],
+            "srun -l -m block printenv SLURMD_NODENAME",
+        )
+        .unwrap();
+    lab.wait_for("job end", || lab.state(job).is_empty());
+    let out = lab.job_output(job);
+    lab.restart_with(&[]);
+    let mut tasks: Vec<(u32, String)> = out
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter_map(|(task, node)| Some((task.trim().parse().ok()?, node.trim().to_string())))
+        .collect();
+    tasks.sort();
+    assert_eq!(tasks.len(), 36, "{out}");
+    let odd = |node: &str| node[2..].parse::<u32>().unwrap() % 2 == 1;
+    for (task, node) in &tasks {
+        assert_eq!(odd(node), *task < 18, "task {task} on {node}: {tasks:?}");
+    }
+}
