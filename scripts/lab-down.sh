@@ -9,8 +9,9 @@
 #
 # Flags: --keep-mounts  keep the mounts and munged running (lab-up.sh uses it for restarts)
 #        --keep-jobs    do not scancel
-# Env:   SLURM_SERIES=24.11 | 26.05 and LAB (default /var/tmp/nvl72-lab, or
-#        /var/tmp/nvl72-lab-26.05 for 26.05): the same as given to lab-up.sh
+# Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation) and LAB (default
+#        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
+#        an installation of 25.11, ...): the same as given to lab-up.sh
 #        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
 #                      which writes its leak report on exit; see docs/valgrind.md)
 # The rootfs and $LAB/var (state, logs, job output) are kept; remove them with rm -rf.
@@ -22,7 +23,7 @@ for a in "$@"; do
     case $a in
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
-        -h|--help)     sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help)     sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
@@ -65,11 +66,11 @@ if [ ! -d "$ROOT" ] && [ ! -d "$LAB/rootfs.tmp" ]; then
 fi
 
 if [ $KEEP_JOBS = 0 ] && alive "$VAR/run/slurmctld.pid" && mountpoint -q "$ROOT/proc"; then
-    jobs=$(timeout 20 chroot "$ROOT" squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+    jobs=$(timeout 20 chroot "$ROOT" "${LAB_ENV[@]}" squeue -h -o %i 2>/dev/null | tr '\n' ' ')
     if [ -n "${jobs// }" ]; then
         say "scancel $jobs"
         # shellcheck disable=SC2086
-        timeout 20 chroot "$ROOT" scancel $jobs; sleep 1
+        timeout 20 chroot "$ROOT" "${LAB_ENV[@]}" scancel $jobs; sleep 1
     fi
 fi
 

@@ -3,18 +3,78 @@
 #
 # Sets: SLURM_SERIES (exported), LAB (canonical, exported), ROOT (the chroot), VAR (runtime
 # data; the same path on the host and inside the chroot), LAB_SCRIPTS (this folder), LAB_REPO
-# (its parent, the repo).
-# Env: SLURM_SERIES=24.11 (or 26.05) — which Slurm the lab runs; it picks LAB's default.
-#      LAB=/var/tmp/nvl72-lab (24.11) or /var/tmp/nvl72-lab-26.05 (26.05) — must be the same
-#      for every lab script.
+# (its parent, the repo); SLURM_PREFIX (exported, "" for Debian's Slurm), PREFIX_VERSION (the
+# installation's release, e.g. 25.11.7, or ""), LAB_ENV (a command prefix that runs a Slurm
+# command inside the chroot: empty for Debian's Slurm; for an installation "env PATH=<its bin
+# and sbin>:... SLURM_CONF=/etc/slurm/slurm.conf"; use it as chroot "$ROOT" "${LAB_ENV[@]}" CMD).
+# Env: SLURM_SERIES=24.11 (or 26.05) — which Debian Slurm the lab runs; it picks LAB's default.
+#      SLURM_PREFIX=/opt/slurm-25.11.7 — instead, an existing Slurm installation (the layout of
+#      `make install`: sbin/slurmctld, bin/sbatch, lib/slurm/); its release (from
+#      SLURM_VERSION_NUMBER in include/slurm/slurm_version.h, else `sbin/slurmctld -V`) sets SLURM_SERIES, which must
+#      match when given. Supported: 25.05, 25.11, and also 24.11 and 26.05 builds.
+#      LAB=/var/tmp/nvl72-lab (24.11) or /var/tmp/nvl72-lab-26.05 (26.05); with SLURM_PREFIX
+#      /var/tmp/nvl72-lab-25.05, /var/tmp/nvl72-lab-25.11 (/var/tmp/nvl72-lab-prefix-24.11 and
+#      -26.05 for those series) — must be the same for every lab script.
 
-SLURM_SERIES=${SLURM_SERIES:-24.11}
-case $SLURM_SERIES in
-    24.11) LAB=${LAB:-/var/tmp/nvl72-lab} ;;
-    26.05) LAB=${LAB:-/var/tmp/nvl72-lab-26.05} ;;
-    *) echo "SLURM_SERIES must be 24.11 (Debian trixie) or 26.05 (Debian sid), got '$SLURM_SERIES'" >&2; exit 2 ;;
-esac
-export SLURM_SERIES
+SLURM_PREFIX=${SLURM_PREFIX:-}
+PREFIX_VERSION=""
+LAB_ENV=()
+# prefix_version: the release of the installation at SLURM_PREFIX, or nothing
+prefix_version() {
+    local h=$SLURM_PREFIX/include/slurm/slurm_version.h v="" n=""
+    # "#define SLURM_VERSION_NUMBER 0x190b07" = 25.11.7
+    [ -r "$h" ] && n=$(sed -n 's/^#define[[:space:]]\{1,\}SLURM_VERSION_NUMBER[[:space:]]\{1,\}\(0x[0-9a-fA-F]\{1,\}\).*/\1/p' "$h" | head -n 1)
+    [ -n "$n" ] && v=$(printf '%d.%02d.%d' $(( (n >> 16) & 255 )) $(( (n >> 8) & 255 )) $(( n & 255 )))
+    if [ -z "$v" ] && [ -x "$SLURM_PREFIX/sbin/slurmctld" ]; then
+        # "slurm 25.11.7"; needs a host that can run the installation's binaries
+        v=$("$SLURM_PREFIX/sbin/slurmctld" -V 2>/dev/null | awk '{ print $2; exit }') || v=""
+    fi
+    [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] && echo "${BASH_REMATCH[0]}"
+    return 0
+}
+if [ -n "$SLURM_PREFIX" ]; then
+    # The path as given (not resolved): the installation's binaries have it compiled in, and
+    # the chroot holds its copy at the same path.
+    SLURM_PREFIX=${SLURM_PREFIX%/}
+    case $SLURM_PREFIX in
+        /?*) ;;
+        *) echo "SLURM_PREFIX must be an absolute path, got '$SLURM_PREFIX'" >&2; exit 2 ;;
+    esac
+    case $SLURM_PREFIX in
+        *[[:space:]]*) echo "SLURM_PREFIX must not contain whitespace: '$SLURM_PREFIX'" >&2; exit 2 ;;
+        /usr|/usr/local|/|/opt|/var|/var/tmp|/tmp|/etc|/home|/root) echo "refusing SLURM_PREFIX=$SLURM_PREFIX (the lab copies it into its chroot; give the folder of one Slurm installation)" >&2; exit 2 ;;
+    esac
+    PREFIX_VERSION=$(prefix_version)
+    if [ -n "$PREFIX_VERSION" ]; then
+        s=${PREFIX_VERSION%.*}
+        if [ -n "${SLURM_SERIES:-}" ] && [ "$SLURM_SERIES" != "$s" ]; then
+            echo "SLURM_SERIES=$SLURM_SERIES, but the Slurm installation at SLURM_PREFIX=$SLURM_PREFIX is $PREFIX_VERSION (series $s); unset SLURM_SERIES or make them match" >&2
+            exit 2
+        fi
+        SLURM_SERIES=$s
+        unset s
+    elif [ -z "${SLURM_SERIES:-}" ]; then
+        echo "cannot read the Slurm release of SLURM_PREFIX=$SLURM_PREFIX (no include/slurm/slurm_version.h, and sbin/slurmctld -V gave none); is it a Slurm installation (make install)?" >&2
+        exit 2
+    fi
+    case $SLURM_SERIES in
+        25.05) LAB=${LAB:-/var/tmp/nvl72-lab-25.05} ;;
+        25.11) LAB=${LAB:-/var/tmp/nvl72-lab-25.11} ;;
+        24.11|26.05) LAB=${LAB:-/var/tmp/nvl72-lab-prefix-$SLURM_SERIES} ;;
+        *) echo "the Slurm installation at SLURM_PREFIX=$SLURM_PREFIX is ${PREFIX_VERSION:-$SLURM_SERIES}; topology/nvl72 supports the series 24.11, 25.05, 25.11 and 26.05" >&2; exit 2 ;;
+    esac
+    LAB_ENV=(env "PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+             SLURM_CONF=/etc/slurm/slurm.conf)
+else
+    SLURM_SERIES=${SLURM_SERIES:-24.11}
+    case $SLURM_SERIES in
+        24.11) LAB=${LAB:-/var/tmp/nvl72-lab} ;;
+        26.05) LAB=${LAB:-/var/tmp/nvl72-lab-26.05} ;;
+        25.05|25.11) echo "Debian ships no Slurm $SLURM_SERIES: give your own installation of it, SLURM_PREFIX=/path/to/slurm-$SLURM_SERIES.x (docs/lab.md)" >&2; exit 2 ;;
+        *) echo "SLURM_SERIES must be 24.11 (Debian trixie) or 26.05 (Debian sid), got '$SLURM_SERIES' (or give SLURM_PREFIX=<a Slurm installation>)" >&2; exit 2 ;;
+    esac
+fi
+export SLURM_SERIES SLURM_PREFIX
 LAB=$(readlink -m "$LAB")       # canonical: compared with /proc/PID/root and /proc/mounts
 export LAB
 ROOT=$LAB/rootfs

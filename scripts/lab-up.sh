@@ -4,11 +4,16 @@
 # slurmctld/slurmd, one slurmd per fake 4-GPU tray) to test topology/nvl72.  Two Slurm series:
 # SLURM_SERIES=24.11 (default: Debian trixie, Slurm 24.11.5-4+deb13u1) and SLURM_SERIES=26.05
 # (Debian sid, Slurm 26.05.5-1), each in its own LAB with its own ports, so both can run at once.
+# Or a site's own Slurm build: SLURM_PREFIX=/opt/slurm-25.11.7 (an installation made with make
+# install; its series is read from it) runs that installation instead, in a trixie chroot
+# without Debian's Slurm that holds a copy of it, in a LAB and on ports of its own.
 #
 # Idempotent.  In order it:
 #   1. builds the rootfs if missing (debootstrap trixie/sid minbase into rootfs.tmp, pinned
 #      Slurm, then renamed to rootfs — an interrupted build is thrown away and redone next time);
-#   2. mounts proc, sys, dev and $LAB/var into the chroot;
+#   2. mounts proc, sys, dev and $LAB/var into the chroot; SLURM_PREFIX: copies the installation
+#      into the chroot at the same path (again when it changed) and checks with ldd that its
+#      binaries and plugins find their libraries there;
 #   3. writes slurm.conf, gres.conf, cgroup.conf, topology.conf (+ topology.toml and the
 #      plugin for TOPO=nvl72); if anything changed while daemons run, it restarts them;
 #   4. starts munged, slurmctld and one slurmd per node (by PID file);
@@ -19,8 +24,21 @@
 #                             26.05.5 (sid's Release file may be expired: apt runs with
 #                             Acquire::Check-Valid-Until=false there).  Pass the same value to
 #                             lab-down.sh and sl (it picks LAB's default).  PLUGIN/PACKAGE must be
-#                             built for that exact Slurm release.
-#   LAB [/var/tmp/nvl72-lab | /var/tmp/nvl72-lab-26.05]  lab folder: rootfs/ (chroot) and var/
+#                             built for that exact Slurm release.  25.05 and 25.11 need
+#                             SLURM_PREFIX.
+#   SLURM_PREFIX []           a Slurm installation (sbin/slurmctld, sbin/slurmd, bin/sbatch ...,
+#                             lib/slurm/, include/slurm/slurm_version.h) to run instead of
+#                             Debian's: series 25.05, 25.11 (or 24.11, 26.05).  It is copied into
+#                             the chroot at the same path ($LAB/rootfs$SLURM_PREFIX) and never
+#                             written to; PluginDir is $SLURM_PREFIX/lib/slurm (the copy), and
+#                             the daemons and clients run with SLURM_CONF=/etc/slurm/slurm.conf.
+#                             The installation needs multiple-slurmd support (one slurmd per tray)
+#                             and the plugins auth/munge, cred/munge, select/cons_tres, gres/gpu,
+#                             proctrack/linuxproc, sched/backfill (checked).  Pass it to
+#                             lab-down.sh and sl too.
+#   LAB [/var/tmp/nvl72-lab | /var/tmp/nvl72-lab-26.05; SLURM_PREFIX: /var/tmp/nvl72-lab-25.05,
+#        /var/tmp/nvl72-lab-25.11, /var/tmp/nvl72-lab-prefix-24.11 | -26.05]
+#                             lab folder: rootfs/ (chroot) and var/
 #                             (state, spool, log, run, jobs, fakedev).  Must be on a filesystem
 #                             without nodev.  A LAB holds one series; another one is refused.
 #   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
@@ -34,10 +52,12 @@
 #                             waits for idle~ gb nodes; cpu nodes still get a slurmd.
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
-#   PLUGIN [<repo>/target/release/libtopology_nvl72.so; 26.05: target/slurm-26-05/...]
-#                             installed as topology_nvl72.so
+#   PLUGIN [<repo>/target/release/libtopology_nvl72.so; 26.05: target/slurm-26-05/...;
+#           SLURM_PREFIX: target/slurm-<series>/release/...]   installed as topology_nvl72.so
+#   NVL72_BIN [next to PLUGIN]  SLURM_PREFIX only: the nvl72 tool, installed as /usr/local/bin/nvl72
 #   PACKAGE []                the topology-nvl72 .deb (scripts/package.sh) to install with dpkg in
-#                             the chroot instead of copying PLUGIN (plugin + /usr/bin/nvl72)
+#                             the chroot instead of copying PLUGIN (plugin + /usr/bin/nvl72);
+#                             not with SLURM_PREFIX
 #   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it;
 #                             "none": no topology.toml (nvl72 then reads topology.conf's BlockName=)
 #   EXTRA_CONF []             text appended to slurm.conf
@@ -52,11 +72,13 @@
 #                             its program must exist in the chroot (CHROOT_PACKAGES). A change
 #                             restarts the daemons.  See docs/valgrind.md
 #   CTLD_WAIT [30]            seconds to wait for slurmctld to answer after starting it
-#   CHROOT_PACKAGES []        extra Debian packages to install in the chroot, e.g. valgrind
+#   CHROOT_PACKAGES []        extra Debian packages to install in the chroot, e.g. valgrind, or
+#                             the libraries a SLURM_PREFIX installation links against
 #   MIRROR []                 Debian archive URL; default: from the host's apt sources
 #   SECURITY_MIRROR [http://deb.debian.org/debian-security]  (24.11 only; sid has none)
 #   CTLD_PORT [6817 | 6827], PORT0 [17000 | 18000] (gbNNN listens on PORT0+NNN),
-#   CPU_PORT0 [17900 | 18900]
+#   CPU_PORT0 [17900 | 18900]; SLURM_PREFIX: 25.05 6887, 19000, 19900; 25.11 6897, 28000,
+#   28900; 24.11 6907, 16000, 16900; 26.05 6927, 29000, 29900
 #
 # Clients: scripts/sl sinfo | sbatch ... | squeue ...      Stop: scripts/lab-down.sh
 set -euo pipefail
@@ -66,6 +88,21 @@ set -euo pipefail
 # The chroot's Slurm, per series.  The plugin is built against exactly this upstream version
 # (Slurm refuses plugins whose micro version differs); keep in sync with
 # slurm-headers/pins/<version>, checked below.
+# With SLURM_PREFIX (an installation of the site's own Slurm build) the chroot is a trixie
+# minbase without Debian's Slurm, and holds a copy of the installation at the same path.
+if [ -n "$SLURM_PREFIX" ]; then
+    SLURM_DEBIAN_VERSION=""; SUITE=trixie
+    SLURM_VERSION=$PREFIX_VERSION
+    # Ports clear of the Debian labs (6817/17000/17900, 6827/18000/18900), scripts/sched-cost.sh
+    # (6837, 6847; 30000+, 31000+), nvl72 replay (6857-6878; 20000-25999), valgrind-storm.sh
+    # (6917, 27000, 27900), and below the ephemeral range (32768).
+    case $SLURM_SERIES in
+        25.05) DEF_CTLD_PORT=6887; DEF_PORT0=19000; DEF_CPU_PORT0=19900 ;;
+        25.11) DEF_CTLD_PORT=6897; DEF_PORT0=28000; DEF_CPU_PORT0=28900 ;;
+        24.11) DEF_CTLD_PORT=6907; DEF_PORT0=16000; DEF_CPU_PORT0=16900 ;;
+        26.05) DEF_CTLD_PORT=6927; DEF_PORT0=29000; DEF_CPU_PORT0=29900 ;;
+    esac
+else
 case $SLURM_SERIES in
     24.11) SLURM_DEBIAN_VERSION=24.11.5-4+deb13u1; SUITE=trixie
            DEF_CTLD_PORT=6817; DEF_PORT0=17000; DEF_CPU_PORT0=17900 ;;
@@ -73,16 +110,25 @@ case $SLURM_SERIES in
            DEF_CTLD_PORT=6827; DEF_PORT0=18000; DEF_CPU_PORT0=18900 ;;
 esac
 SLURM_VERSION=${SLURM_DEBIAN_VERSION%%-*}          # upstream version, e.g. 24.11.5
+fi
 
 RACKS=${RACKS:-4}
 NPR=${NPR:-18}
 CPU_NODES=${CPU_NODES:-2}
 TOPO=${TOPO:-nvl72}
 # The build for this series: cargo's release profile (24.11) or the series' own profile.
+# SLURM_PREFIX: the build against that release's source tree, in its own target dir
+# (SLURM_SRC=<tree> cargo build --release --lib --bin nvl72 --target-dir target/slurm-25.11).
+if [ -n "$SLURM_PREFIX" ]; then
+    PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-$SLURM_SERIES/release/libtopology_nvl72.so}
+else
 case $SLURM_SERIES in
     24.11) PLUGIN=${PLUGIN:-$LAB_REPO/target/release/libtopology_nvl72.so} ;;
     *) PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-${SLURM_SERIES/./-}/libtopology_nvl72.so} ;;
 esac
+fi
+# SLURM_PREFIX only: the nvl72 tool, installed as /usr/local/bin/nvl72 in the chroot when it exists
+NVL72_BIN=${NVL72_BIN:-$(dirname "$PLUGIN")/nvl72}
 PACKAGE=${PACKAGE:-}
 TOPOLOGY_TOML=${TOPOLOGY_TOML:-}
 EXTRA_CONF=${EXTRA_CONF:-}
@@ -104,6 +150,12 @@ CPU_PORT0=${CPU_PORT0:-$DEF_CPU_PORT0}
 
 PKGS=(slurmctld slurmd slurm-client slurm-wlm-basic-plugins)   # all pinned to SLURM_DEBIAN_VERSION
 PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm                     # Debian's PluginDir
+SBIN=/usr/sbin                                                   # where slurmctld is
+if [ -n "$SLURM_PREFIX" ]; then
+    PKGS=()
+    PLUGDIR=$SLURM_PREFIX/lib/slurm     # slurm.conf's PluginDir (the copy inside the chroot)
+    SBIN=$SLURM_PREFIX/sbin
+fi
 MARKER=.nvl72-lab-rootfs                                         # written last into a finished rootfs
 TMPROOT=$LAB/rootfs.tmp
 T0=$(now_us)
@@ -111,7 +163,7 @@ trap 'exit 130' INT; trap 'exit 143' TERM     # so that EXIT traps (cleanup) run
 
 log() { local e=$(( ($(now_us) - T0) / 100000 )); printf '[lab-up %4d.%ds] %s\n' $((e / 10)) $((e % 10)) "$*"; }
 die() { echo "[lab-up] ERROR: $*" >&2; exit 1; }
-in_root() { chroot "$ROOT" "$@"; }
+in_root() { chroot "$ROOT" "${LAB_ENV[@]}" "$@"; }     # LAB_ENV: lab-lib.sh (PATH for SLURM_PREFIX)
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 gb() { printf "gb%0${GBW}d" "$1"; }
 cpun() { printf 'cpu%02d' "$1"; }
@@ -138,13 +190,25 @@ fi
 case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree or none (got '$TOPO')" ;; esac
 if [ "$TOPO" = nvl72 ]; then
     [ -z "$PACKAGE" ] || [ -f "$PACKAGE" ] || die "PACKAGE=$PACKAGE does not exist — build it with scripts/package.sh"
-    [ -n "$PACKAGE" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: cargo build --release (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
+    if [ -n "$SLURM_PREFIX" ]; then build_hint="SLURM_SRC=<the source tree of Slurm $SLURM_VERSION> cargo build --release --lib --bin nvl72 --target-dir target/slurm-$SLURM_SERIES"
+    else build_hint="cargo build --release"; fi
+    [ -n "$PACKAGE" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: $build_hint (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
     [ -n "$PACKAGE" ] || [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
     if [ -n "$TOPOLOGY_TOML" ] && [ "$TOPOLOGY_TOML" != none ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi
 fi
+if [ -n "$SLURM_PREFIX" ]; then
+    [ -n "$SLURM_VERSION" ] || die "cannot read the Slurm release of SLURM_PREFIX=$SLURM_PREFIX: no include/slurm/slurm_version.h (and sbin/slurmctld -V does not run here); is it a Slurm installation (make install)?"
+    missing=()
+    for f in sbin/slurmctld sbin/slurmd sbin/slurmstepd bin/sbatch bin/squeue bin/scontrol bin/sinfo bin/scancel bin/srun; do
+        [ -x "$SLURM_PREFIX/$f" ] || missing+=("$f")
+    done
+    [ -d "$SLURM_PREFIX/lib/slurm" ] || missing+=("lib/slurm/")
+    [ ${#missing[@]} = 0 ] || die "SLURM_PREFIX=$SLURM_PREFIX lacks ${missing[*]} (the lab needs the layout of Slurm's make install)"
+    [ -z "$PACKAGE" ] || die "PACKAGE (a .deb for Debian's Slurm) does not apply to SLURM_PREFIX=$SLURM_PREFIX; use PLUGIN=<libtopology_nvl72.so built for Slurm $SLURM_VERSION>"
+fi
 # The pin the plugin is built against: slurm-headers/pins/<version> (checked when present).
 pinfile=$LAB_REPO/slurm-headers/pins/$SLURM_VERSION
-if [ -r "$pinfile" ]; then
+if [ -z "$SLURM_PREFIX" ] && [ -r "$pinfile" ]; then
     # shellcheck disable=SC1090
     pin=$(. "$pinfile" && echo "${SLURM_DEBIAN_VERSION:-}")
     [ -z "$pin" ] || [ "$pin" = "$SLURM_DEBIAN_VERSION" ] ||
@@ -211,6 +275,14 @@ EOF
     printf '#!/bin/sh\nexit 101\n' > "$d/usr/sbin/policy-rc.d"; chmod +x "$d/usr/sbin/policy-rc.d"
     log "apt-get update in the chroot ($mirror $SUITE)"
     chroot "$d" apt-get update -q >/dev/null || die "apt-get update failed inside the chroot $d"
+    if [ -n "$SLURM_PREFIX" ]; then
+        # No Debian Slurm: the installation at SLURM_PREFIX is copied in (sync_prefix).
+        log "installing munge, python3 (Slurm is the installation at $SLURM_PREFIX)"
+        chroot "$d" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+            munge python3 >/dev/null || die "apt-get install munge python3 failed inside the chroot $d"
+        chroot "$d" apt-get clean
+        return 0
+    fi
     found=$(chroot "$d" apt-cache madison slurmctld | awk -F'|' '{gsub(/ /, "", $2); print $2}' | sort -u | paste -sd' ')
     grep -qxF -- "$SLURM_DEBIAN_VERSION" <(tr ' ' '\n' <<<"$found") ||
         die "slurmctld $SLURM_DEBIAN_VERSION is not available in the chroot's apt (found: ${found:-none}).
@@ -237,12 +309,23 @@ $(mounts_under "$TMPROOT")"
     rm -rf --one-file-system "$TMPROOT"
 }
 
-rootfs_ok() { [ "$(cat "$ROOT/$MARKER" 2>/dev/null)" = "slurm=$SLURM_DEBIAN_VERSION" ]; }
+# The marker: Debian's Slurm version, or the installation (SLURM_PREFIX) the lab copies in.
+if [ -n "$SLURM_PREFIX" ]; then MARKER_TEXT="prefix=$SLURM_PREFIX"; else MARKER_TEXT="slurm=$SLURM_DEBIAN_VERSION"; fi
+rootfs_ok() { [ "$(cat "$ROOT/$MARKER" 2>/dev/null)" = "$MARKER_TEXT" ]; }
 # A LAB holds one Slurm series: never turn a trixie/24.11 rootfs into a sid/26.05 one (or back)
 # in place.  The marker names the version; a rootfs without one names its suite in sources.list.
+# Nor a lab of Debian's Slurm into one of an installation (SLURM_PREFIX), or of another one.
 other_series() {
-    local m suite
+    local m p suite
+    p=$(sed -n 's/^prefix=//p' "$ROOT/$MARKER" 2>/dev/null)
     m=$(sed -n 's/^slurm=//p' "$ROOT/$MARKER" 2>/dev/null)
+    if [ -n "$SLURM_PREFIX" ]; then
+        [ -n "$p" ] && [ "$p" != "$SLURM_PREFIX" ] && { echo "the lab of the Slurm installation $p"; return 0; }
+        [ -n "$m" ] && { echo "Debian's Slurm $m"; return 0; }
+        [ -e "$ROOT/usr/sbin/slurmctld" ] && { echo "Debian's Slurm"; return 0; }
+    elif [ -n "$p" ]; then
+        echo "the lab of the Slurm installation $p (SLURM_PREFIX)"; return 0
+    fi
     if [ -n "$m" ]; then
         [[ $m =~ ^[0-9]+\.[0-9]+ ]] && [ "${BASH_REMATCH[0]}" != "$SLURM_SERIES" ] && { echo "Slurm $m"; return 0; }
         return 1
@@ -254,6 +337,7 @@ other_series() {
 
 if ! rootfs_ok; then
     if [ -d "$ROOT" ] && holds=$(other_series); then
+        [ -z "$SLURM_PREFIX" ] || die "$ROOT holds $holds, not the lab of SLURM_PREFIX=$SLURM_PREFIX.  Use another LAB (the default for an installation of $SLURM_SERIES is used when LAB is unset)"
         die "$ROOT holds $holds, not SLURM_SERIES=$SLURM_SERIES ($SUITE).  Use another LAB (the default for $SLURM_SERIES is used when LAB is unset), or the matching SLURM_SERIES"
     fi
     if [ -d "$ROOT" ]; then
@@ -261,13 +345,14 @@ if ! rootfs_ok; then
         # (re)install the pinned packages in place.
         [ -x "$ROOT/usr/bin/apt-get" ] && [ -x "$ROOT/bin/sh" ] ||
             die "$ROOT exists but is not a usable rootfs; remove it: LAB=$LAB $LAB_SCRIPTS/lab-down.sh && rm -rf $ROOT"
-        log "rootfs $ROOT has no $MARKER for Slurm $SLURM_DEBIAN_VERSION: installing the pinned packages in place"
+        if [ -n "$SLURM_PREFIX" ]; then log "rootfs $ROOT has no $MARKER for $SLURM_PREFIX: installing munge and python3 in place"
+        else log "rootfs $ROOT has no $MARKER for Slurm $SLURM_DEBIAN_VERSION: installing the pinned packages in place"; fi
         if alive "$VAR/run/slurmctld.pid" || compgen -G "$VAR/run/slurmd-*.pid" >/dev/null; then
             "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
         fi
         mount_chroot "$ROOT" "$VAR"
         install_slurm "$ROOT"
-        echo "slurm=$SLURM_DEBIAN_VERSION" > "$ROOT/$MARKER"
+        echo "$MARKER_TEXT" > "$ROOT/$MARKER"
     else
         tb=$(now_us)
         log "building rootfs in $TMPROOT (renamed to $ROOT when complete)"
@@ -282,7 +367,7 @@ if ! rootfs_ok; then
         install_slurm "$TMPROOT"
         unmount_all "$TMPROOT" || die "cannot unmount below $TMPROOT"
         trap - EXIT
-        echo "slurm=$SLURM_DEBIAN_VERSION" > "$TMPROOT/$MARKER"
+        echo "$MARKER_TEXT" > "$TMPROOT/$MARKER"
         mv -T "$TMPROOT" "$ROOT"
         log "rootfs ready: $ROOT ($(( ($(now_us) - tb) / 1000000 )) s, $(du -sh --one-file-system "$ROOT" | cut -f1))"
     fi
@@ -311,6 +396,62 @@ if [ ${#ctld_wrap[@]} -gt 0 ]; then
         die "CTLD_WRAP: '${ctld_wrap[0]}' is not in the chroot; add its package to CHROOT_PACKAGES (e.g. CHROOT_PACKAGES=valgrind)"
 fi
 
+# SLURM_PREFIX: the installation is copied into the chroot at the same path (its binaries have
+# the path compiled in); the site's own folder is only read, so nothing of the lab (the plugin
+# under test) ever lands in it.  The copy is redone when the installation changes (a
+# fingerprint of its file names, sizes, times and modes; any topology_nvl72.so of the site's
+# own is left out and replaced by PLUGIN).  Then every binary, libslurm and the plugins the
+# lab's slurm.conf loads must find their libraries in the chroot (ldd).
+prefix_changed=0
+if [ -n "$SLURM_PREFIX" ]; then
+    fingerprint() {
+        (cd "$SLURM_PREFIX" && find . -path ./lib/slurm/topology_nvl72.so -prune -o -printf '%p %s %T@ %m %l\n') |
+            LC_ALL=C sort | sha256sum | cut -d' ' -f1
+    }
+    fp=$(fingerprint)
+    copy=$ROOT$SLURM_PREFIX
+    if [ "$(cat "$ROOT/var/lib/nvl72-prefix.copied" 2>/dev/null)" != "$fp" ] || [ ! -x "$copy/sbin/slurmctld" ]; then
+        log "copying the Slurm installation $SLURM_PREFIX ($SLURM_VERSION, $(du -sh "$SLURM_PREFIX" | cut -f1)) into the chroot"
+        rm -rf --one-file-system "$copy.lab-new"
+        mkdir -p "$copy.lab-new"
+        cp -a "$SLURM_PREFIX/." "$copy.lab-new/" || die "cannot copy $SLURM_PREFIX to $copy.lab-new"
+        rm -f "$copy.lab-new/lib/slurm/topology_nvl72.so"
+        # Daemons still running from the old copy are restarted below (prefix_changed).
+        rm -rf --one-file-system "$copy.lab-old"
+        [ -e "$copy" ] && mv -T "$copy" "$copy.lab-old"
+        mv -T "$copy.lab-new" "$copy"
+        rm -rf --one-file-system "$copy.lab-old"
+        [ "$(fingerprint)" = "$fp" ] || die "the Slurm installation $SLURM_PREFIX changed while it was copied; run lab-up.sh again"
+        echo "$fp" > "$ROOT/var/lib/nvl72-prefix.copied"
+        prefix_changed=1
+    fi
+    # The plugins this lab's slurm.conf names (topology/nvl72 is checked once installed).
+    # (task/none and jobacct_gather/none are built into Slurm, no .so)
+    need=(auth_munge cred_munge select_cons_tres gres_gpu proctrack_linuxproc sched_backfill)
+    case $TOPO in block|tree) need+=("topology_$TOPO") ;; esac
+    missing=()
+    for p in "${need[@]}"; do [ -f "$copy/lib/slurm/$p.so" ] || missing+=("$p.so"); done
+    [ ${#missing[@]} = 0 ] || die "the Slurm installation $SLURM_PREFIX has no ${missing[*]} in lib/slurm/; the lab's slurm.conf needs them (auth/munge, cred/munge, select/cons_tres, gres/gpu, proctrack/linuxproc, sched/backfill, and topology/block or tree for TOPO=block|tree)"
+    if [ "$(cat "$ROOT/var/lib/nvl72-prefix.checked" 2>/dev/null)" != "$fp $TOPO $CHROOT_PACKAGES" ]; then
+        in_root sh -c 'command -v ldd' >/dev/null || die "no ldd in the chroot $ROOT (libc-bin); cannot check the installation's libraries"
+        elfs=("$copy"/sbin/* "$copy"/bin/* "$copy"/lib/libslurm*.so*)
+        for p in "${need[@]}"; do elfs+=("$copy/lib/slurm/$p.so"); done
+        # ldd inside the chroot: "libfoo.so.1 => not found"
+        unresolved=$(
+            for f in "${elfs[@]}"; do
+                [ -f "$f" ] && [ ! -L "$f" ] || continue
+                m=""; IFS= read -r -N 4 m < "$f" 2>/dev/null || true
+                [ "$m" = $'\x7fELF' ] || continue
+                in_root ldd "${f#"$ROOT"}" 2>/dev/null | awk -v f="${f#"$copy"/}" '/=> not found/ { print "  " $1 "  (needed by " f ")" }'
+            done | sort -u | head -n 30)
+        [ -z "$unresolved" ] || die "the Slurm installation $SLURM_PREFIX links against libraries that the lab's chroot ($SUITE minbase + munge) lacks:
+$unresolved
+  Add the Debian $SUITE packages that hold them: CHROOT_PACKAGES='<package> ...' (e.g. libjson-c5, libyaml-0-2, libhwloc15)"
+        echo "$fp $TOPO $CHROOT_PACKAGES" > "$ROOT/var/lib/nvl72-prefix.checked"
+    fi
+    mkdir -p "$ROOT/etc/slurm"
+fi
+
 # ------------------------------------------------------------------------------ 2. configs
 mkdir -p "$VAR"/{state,log,run,spool,jobs,fakedev}
 for i in 0 1 2 3; do
@@ -330,8 +471,9 @@ block_sizes() { local s=$NPR bs=""; while [ "$s" -le "$NNODES" ]; do bs="${bs:+$
 # start at info ("sched/backfill: _start_job: Started JobId=N in gpu on gb[..]"); 26.05 logs
 # it only under DebugFlags=HetJob at verbose ("... _start_job: HETJOB: Started JobId=N ...").
 # The main scheduler's "sched: Allocate JobId=N NodeList=..." is at info in both.
+# 25.05 and 25.11 log it at info as 24.11 does.
 case $SLURM_SERIES in
-    24.11) CTLD_LOGGING="SlurmctldDebug=info" ;;
+    24.11|25.05|25.11) CTLD_LOGGING="SlurmctldDebug=info" ;;
     26.05) CTLD_LOGGING=$'SlurmctldDebug=verbose\n# backfill starts are logged only with this flag in 26.05\nDebugFlags=HetJob' ;;
 esac
 
@@ -340,6 +482,10 @@ cat <<EOF
 # generated by lab-up.sh  LAB=$LAB RACKS=$RACKS NPR=$NPR CPU_NODES=$CPU_NODES TOPO=$TOPO
 ClusterName=lab
 SlurmctldHost=$(hostname)(127.0.0.1)
+EOF
+# SLURM_PREFIX: the installation's plugins (its copy in the chroot; Debian's needs no line)
+[ -z "$SLURM_PREFIX" ] || echo "PluginDir=$PLUGDIR"
+cat <<EOF
 AuthType=auth/munge
 CredType=cred/munge
 SlurmUser=root
@@ -477,6 +623,16 @@ elif [ "$TOPO" = nvl72 ]; then
     cmp -s "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so" ||
         { install_file "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so"; changed+=("topology_nvl72.so"); }
 fi
+if [ -n "$SLURM_PREFIX" ]; then
+    [ "$prefix_changed" = 0 ] || changed+=("$SLURM_PREFIX")
+    # The admin tool (nvl72 check/status/discover), as a package would put it on the path.
+    if [ -f "$NVL72_BIN" ]; then
+        cmp -s "$NVL72_BIN" "$ROOT/usr/local/bin/nvl72" ||
+            { install_file "$NVL72_BIN" "$ROOT/usr/local/bin/nvl72" && chmod 755 "$ROOT/usr/local/bin/nvl72"; }
+    elif [ "$TOPO" = nvl72 ]; then
+        log "note: no $NVL72_BIN (build it with --bin nvl72): the chroot has no nvl72 command"
+    fi
+fi
 [ ${#changed[@]} -gt 0 ] && log "installed: ${changed[*]}"
 # A running slurmctld started with another CTLD_WRAP (recorded next to its pid file) restarts too.
 if alive "$VAR/run/slurmctld.pid" && [ "$(cat "$VAR/run/slurmctld.wrap" 2>/dev/null)" != "$CTLD_WRAP" ]; then
@@ -524,7 +680,7 @@ if ! alive "$VAR/run/slurmctld.pid"; then
         # An absolute argv[0]: otherwise slurmctld takes its path for re-execs (slurmscriptd,
         # reconfigure) from readlink(/proc/self/exe) without NUL-terminating it, and valgrind's
         # emulation of that readlink leaves the tail of its own tool's path in the buffer.
-        in_root "${ctld_wrap[@]}" /usr/sbin/slurmctld 9>&- || ctld_fail "slurmctld exited with status $?"
+        in_root "${ctld_wrap[@]}" "$SBIN/slurmctld" 9>&- || ctld_fail "slurmctld exited with status $?"
     else
         in_root slurmctld 9>&- || ctld_fail "slurmctld exited with status $?"
     fi
@@ -550,6 +706,7 @@ for n in $NODES; do
     mkdir -p "$VAR/spool/slurmd-$n"
     if ! in_root slurmd -N "$n" 9>&-; then
         echo "---- last 20 lines of $VAR/log/slurmd-$n.log:" >&2; tail -n 20 "$VAR/log/slurmd-$n.log" >&2 2>/dev/null
+        [ -z "$SLURM_PREFIX" ] || echo "---- (the lab runs one slurmd per node on one host: the installation must be built with multiple-slurmd support)" >&2
         die "slurmd -N $n failed to start"
     fi
     started=$((started + 1))

@@ -5,27 +5,46 @@
 # and topology/nvl72 loaded, and runs every test against it: unit and property tests of the
 # core, and the end-to-end tests that submit real jobs to the real slurmctld. Then build and
 # linkage checks for 25.05 and 25.11 where a source tree is given (SLURM_SRC_25_05,
-# SLURM_SRC_25_11; Debian ships no binaries of those). Ends with "N passed, N failed".
-# Stops the labs it started (KEEP_LAB=1 keeps them).
+# SLURM_SRC_25_11; Debian ships no binaries of those); where an installation of that release
+# is given too (SLURM_PREFIX_25_05, SLURM_PREFIX_25_11: the prefix of its make install), the
+# whole suite instead, against a lab of that installation (lab-up.sh's SLURM_PREFIX mode).
+# Ends with "N passed, N failed". Stops the labs it started (KEEP_LAB=1 keeps them).
 #   TEST_SERIES="24.11 26.05"   the lab series to test (default both; empty: only the build checks)
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 [ "$(id -u)" = 0 ] || { echo "test.sh: the lab needs root" >&2; exit 1; }
 unset LAB   # each series has its own lab (lab-lib.sh's default for SLURM_SERIES)
+# The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx).
+unset SLURM_PREFIX
 
 bash scripts/install-deps.sh
 log=$(mktemp)
 started=()
-stop_labs() {
-    for s in "${started[@]}"; do
-        SLURM_SERIES=$s bash scripts/lab-down.sh >"/tmp/nvl72-lab-down-$s.log" 2>&1 || true
+stop_labs() {   # entries: "<series>" (Debian's Slurm) or "<series>|<SLURM_PREFIX>"
+    local e s p
+    for e in "${started[@]}"; do
+        IFS='|' read -r s p <<<"$e"
+        SLURM_SERIES=$s SLURM_PREFIX=$p bash scripts/lab-down.sh >"/tmp/nvl72-lab-down-$s.log" 2>&1 || true
     done
 }
+# lint NAME CMD...: a lint counts as one test in the closing line ("lint NAME: 1 passed,
+# 0 failed" in the log), and a failing one fails the run.
+lint() {
+    local name=$1; shift
+    if "$@"; then
+        echo "lint $name: 1 passed, 0 failed" | tee -a "$log"
+    else
+        echo "lint $name: 0 passed, 1 failed" | tee -a "$log"
+        rc=1
+    fi
+}
+rc=0
+echo "== cargo fmt --check"
+lint fmt cargo fmt --check
 # Set before any lab-up so that a half-started lab is stopped too.
 [ "${KEEP_LAB:-0}" = 1 ] || trap stop_labs EXIT
 
-rc=0
 for series in ${TEST_SERIES-24.11 26.05}; do
     case $series in
         24.11) pin=24.11.5 profile=release ;;
@@ -35,6 +54,8 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     export SLURM_PIN=$pin SLURM_SERIES=$series
     echo "== Slurm $series: build for $pin (and the Debian package the lab installs)"
     deb=$(bash scripts/package.sh | tail -1)
+    echo "== Slurm $series: clippy, warnings denied"
+    lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
     export PACKAGE="$REPO/$deb"
     echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
     cargo build --profile "$profile" --lib --features fault-injection --target-dir target/fault-injection
@@ -52,23 +73,58 @@ done
 unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN
 
 # Series without Debian packages: the export layer must build against the tree and link
-# lazily (tests/linkage.rs), and the core's tests pass with that series' cfgs.
+# lazily (tests/linkage.rs), and the core's tests pass with that series' cfgs. With an
+# installation of the release as well, the whole suite runs against a lab of it.
 for series in 25.05 25.11; do
     var=SLURM_SRC_${series/./_}
     tree=${!var:-}
+    pvar=SLURM_PREFIX_${series/./_}
+    prefix=${!pvar:-}
     if [ -z "$tree" ]; then
         echo "== Slurm $series: build and linkage check skipped: no source tree ($var=/path/to/slurm-$series.x)"
+        [ -z "$prefix" ] || echo "== Slurm $series: the lab on $prefix skipped too: it needs $var (the source tree of that release)"
         continue
     fi
-    echo "== Slurm $series: build and linkage check against $tree"
+    echo "== Slurm $series: clippy against $tree, warnings denied"
+    lint "clippy $series" env SLURM_SRC="$tree" \
+        cargo clippy --release --all-targets --target-dir "target/slurm-$series" -- -D warnings
+    if [ -z "$prefix" ]; then
+        echo "== Slurm $series: build and linkage check against $tree (no lab: $pvar names no installation)"
+        set +e
+        (
+            export SLURM_SRC=$tree
+            cargo build --release --lib --target-dir "target/slurm-$series" &&
+                cargo test --release --lib --test linkage --target-dir "target/slurm-$series"
+        ) 2>&1 | tee -a "$log"
+        [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+        set -e
+        continue
+    fi
+    echo "== Slurm $series: build against $tree (the plugin and nvl72) for the installation $prefix"
     set +e
     (
-        export SLURM_SRC=$tree
-        cargo build --release --lib --target-dir "target/slurm-$series" &&
-            cargo test --release --lib --test linkage --target-dir "target/slurm-$series"
-    ) 2>&1 | tee -a "$log"
+        set -e
+        export SLURM_SRC=$tree SLURM_PREFIX=$prefix SLURM_SERIES=$series
+        cargo build --release --lib --bin nvl72 --target-dir "target/slurm-$series"
+        echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
+        cargo build --release --lib --features fault-injection --target-dir "target/fault-injection-$series"
+    )
+    brc=$?
+    set -e
+    if [ "$brc" != 0 ]; then rc=1; continue; fi
+    echo "== Slurm $series: lab on $prefix (fresh logs)"
+    started+=("$series|$prefix")
+    if ! SLURM_PREFIX=$prefix SLURM_SERIES=$series CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh; then
+        rc=1; continue
+    fi
+    echo "== Slurm $series: tests"
+    set +e
+    SLURM_SRC=$tree SLURM_PREFIX=$prefix SLURM_SERIES=$series \
+        NVL72_FAULT_PLUGIN="$REPO/target/fault-injection-$series/release/libtopology_nvl72.so" \
+        cargo test --release --target-dir "target/slurm-$series" --all-targets --no-fail-fast 2>&1 | tee -a "$log"
     [ "${PIPESTATUS[0]}" = 0 ] || rc=1
     set -e
+    [ "${KEEP_LAB:-0}" = 1 ] || SLURM_PREFIX=$prefix SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
 done
 
 passed=$(grep -o '[0-9]* passed' "$log" | awk '{s+=$1} END {print s+0}')

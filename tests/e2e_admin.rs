@@ -10,8 +10,35 @@ use serde_json::Value;
 /// The lab runs the package, as a site would install it: dpkg owns the plugin in Debian's
 /// PluginDir, the package pins the exact Slurm release, `nvl72` is on the path, and
 /// slurmctld and slurmd loaded that plugin.
+///
+/// A lab of a site's own Slurm installation (`SLURM_PREFIX`, e.g. 25.11) has no package: there
+/// the plugin is in the installation's PluginDir inside the lab, `nvl72` is on the path, and
+/// slurmctld and slurmd loaded that plugin.
 #[test]
 fn the_debian_package_is_installed_and_its_plugin_loaded() {
+    let load_line = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
+    if let Some(prefix) = lab::slurm_prefix() {
+        let (lab, _g) = Lab::claim();
+        let installed = lab
+            .dir
+            .join("rootfs")
+            .join(prefix.trim_start_matches('/'))
+            .join("lib/slurm/topology_nvl72.so");
+        assert!(installed.is_file(), "{} missing", installed.display());
+        let config = lab.run(&["scontrol", "show", "config"]);
+        let plugin_dir = config
+            .lines()
+            .find(|l| l.starts_with("PluginDir"))
+            .unwrap_or_default();
+        assert!(
+            plugin_dir.ends_with(&format!("= {prefix}/lib/slurm")),
+            "{plugin_dir}"
+        );
+        assert!(lab.run(&["nvl72", "--version"]).starts_with("nvl72 "));
+        assert!(!lab.current_run("slurmctld.log", load_line).is_empty());
+        assert!(!lab.current_run("slurmd-gb001.log", load_line).is_empty());
+        return;
+    }
     let deb = std::env::var("PACKAGE").unwrap_or_default();
     assert!(
         !deb.is_empty(),
@@ -43,7 +70,6 @@ fn the_debian_package_is_installed_and_its_plugin_loaded() {
     ]);
     assert!(owner.starts_with("topology-nvl72:"), "{owner}");
     assert!(lab.run(&["nvl72", "--version"]).starts_with("nvl72 "));
-    let load_line = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
     assert!(!lab.current_run("slurmctld.log", load_line).is_empty());
     assert!(!lab.current_run("slurmd-gb001.log", load_line).is_empty());
 }

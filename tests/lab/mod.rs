@@ -2,9 +2,12 @@
 //! chroot lab of `scripts/lab-up.sh` (4 racks x 18 trays gb001..gb072, cpu01..cpu02). The
 //! Slurm release is the lab's: `SLURM_SERIES=24.11` (default, Debian trixie's 24.11.5) or
 //! `SLURM_SERIES=26.05` (Debian sid's 26.05.5, in its own lab `/var/tmp/nvl72-lab-26.05`
-//! unless `LAB` says otherwise). The client outputs and log lines the tests read are the same
-//! in both series, except two the harness covers: `scontrol show topology NAME`
-//! ([`Lab::show_topology`]) and backfill's job start line ([`BACKFILL_STARTED`]).
+//! unless `LAB` says otherwise), or a site's own Slurm installation with
+//! `SLURM_PREFIX=/opt/slurm-25.11.7` (its series is read from the installation; its own lab,
+//! e.g. `/var/tmp/nvl72-lab-25.11`, and the plugin from `target/slurm-25.11/release`). The
+//! client outputs and log lines the tests read are the same in every series, except two the
+//! harness covers: `scontrol show topology NAME` ([`Lab::show_topology`]) and backfill's job
+//! start line ([`BACKFILL_STARTED`]).
 //!
 //! The tests share one cluster, so each one takes [`Lab::claim`], which serialises them and
 //! returns the cluster to an empty, all-healthy state first. Each test binary uses a part of
@@ -46,16 +49,31 @@ impl Lab {
                 std::env::var("LAB")
                     .ok()
                     .filter(|d| !d.is_empty())
-                    .unwrap_or_else(|| default_lab_dir(&slurm_series()).into()),
+                    .unwrap_or_else(|| default_lab_dir(&slurm_series())),
             );
-            // lab-up.sh installs $PLUGIN when it is set (another build than the repo's).
+            // lab-up.sh installs $PLUGIN when it is set (another build than the repo's); for
+            // SLURM_PREFIX its default is that series' target dir.
             let plugin = std::env::var_os("PLUGIN")
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from)
-                .unwrap_or_else(|| repo.join("target/release/libtopology_nvl72.so"));
+                .unwrap_or_else(|| match slurm_prefix() {
+                    Some(_) => repo.join(format!(
+                        "target/slurm-{}/release/libtopology_nvl72.so",
+                        slurm_series()
+                    )),
+                    None => repo.join("target/release/libtopology_nvl72.so"),
+                });
+            let build = match slurm_prefix() {
+                Some(_) => format!(
+                    "SLURM_SRC=<its source tree> cargo build --release --lib --bin nvl72 \
+                     --target-dir target/slurm-{}",
+                    slurm_series()
+                ),
+                None => "cargo build --release".to_string(),
+            };
             assert!(
                 plugin.is_file(),
-                "{} missing: run `cargo build --release` first (scripts/test.sh does)",
+                "{} missing: run `{build}` first (scripts/test.sh does)",
                 plugin.display()
             );
             let lab = Lab { repo, dir };
@@ -411,20 +429,61 @@ impl Lab {
     }
 }
 
-/// The Slurm series the lab runs, as lab-up.sh reads it: `SLURM_SERIES` (`24.11` when unset;
-/// `26.05`).
+/// The Slurm series the lab runs, as lab-lib.sh reads it: `SLURM_SERIES`, else the release of
+/// the installation at `SLURM_PREFIX` (its `include/slurm/slurm_version.h`), else `24.11`.
 pub fn slurm_series() -> String {
-    std::env::var("SLURM_SERIES")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "24.11".into())
+    if let Some(s) = std::env::var("SLURM_SERIES").ok().filter(|s| !s.is_empty()) {
+        return s;
+    }
+    match slurm_prefix() {
+        Some(prefix) => {
+            let version = prefix_version(&prefix).unwrap_or_else(|| {
+                panic!(
+                    "cannot read the Slurm release of SLURM_PREFIX={prefix} \
+                     (SLURM_VERSION_NUMBER in include/slurm/slurm_version.h); set SLURM_SERIES"
+                )
+            });
+            version
+                .rsplit_once('.')
+                .map_or(version.clone(), |(s, _)| s.to_string())
+        }
+        None => "24.11".into(),
+    }
 }
 
-/// lab-lib.sh's default `LAB` for a series (each series has its own lab and ports).
-pub fn default_lab_dir(series: &str) -> &'static str {
-    match series {
-        "26.05" => "/var/tmp/nvl72-lab-26.05",
-        _ => "/var/tmp/nvl72-lab",
+/// `SLURM_PREFIX`: the site's own Slurm installation the lab runs instead of Debian's.
+pub fn slurm_prefix() -> Option<String> {
+    std::env::var("SLURM_PREFIX")
+        .ok()
+        .map(|p| p.trim_end_matches('/').to_string())
+        .filter(|p| !p.is_empty())
+}
+
+/// The release (e.g. `25.11.7`) of an installation: `SLURM_VERSION_NUMBER` (`0x190b07`) in
+/// its `include/slurm/slurm_version.h`, as lab-lib.sh reads it.
+pub fn prefix_version(prefix: &str) -> Option<String> {
+    let h = std::fs::read_to_string(format!("{prefix}/include/slurm/slurm_version.h")).ok()?;
+    h.lines().find_map(|l| {
+        let rest = l.strip_prefix("#define")?.trim_start();
+        let v = rest.strip_prefix("SLURM_VERSION_NUMBER")?.trim();
+        let n = u32::from_str_radix(v.split_whitespace().next()?.strip_prefix("0x")?, 16).ok()?;
+        Some(format!(
+            "{}.{:02}.{}",
+            (n >> 16) & 0xff,
+            (n >> 8) & 0xff,
+            n & 0xff
+        ))
+    })
+}
+
+/// lab-lib.sh's default `LAB` for a series (each series has its own lab and ports), for
+/// Debian's Slurm or, with `SLURM_PREFIX`, for an installation of that series.
+pub fn default_lab_dir(series: &str) -> String {
+    match (slurm_prefix().is_some(), series) {
+        (false, "26.05") => "/var/tmp/nvl72-lab-26.05".into(),
+        (false, _) => "/var/tmp/nvl72-lab".into(),
+        (true, "25.05" | "25.11") => format!("/var/tmp/nvl72-lab-{series}"),
+        (true, _) => format!("/var/tmp/nvl72-lab-prefix-{series}"),
     }
 }
 
