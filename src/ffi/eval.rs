@@ -268,10 +268,19 @@ unsafe fn offered_view(
     unknown: Capacity,
 ) -> ClusterView {
     let mut trays = vec![Tray::default(); slurm::node_count()];
-    let mut weights = vec![0; trays.len()];
+    // Node weights, kept only once two offered trays differ (the usual cluster has one
+    // weight, and then no per-node vector is built in this hot path).
+    let mut first_weight = None;
+    let mut weights: Vec<u64> = Vec::new();
     for n in node_map.ones() {
-        if let Some(w) = weights.get_mut(n) {
-            *w = slurm::node_sched_weight(n).unwrap_or(0);
+        let weight = slurm::node_sched_weight(n).unwrap_or(0);
+        match first_weight {
+            None => first_weight = Some(weight),
+            Some(w) if weights.is_empty() && weight != w => weights = vec![w; trays.len()],
+            Some(_) => {}
+        }
+        if let Some(slot) = weights.get_mut(n) {
+            *slot = weight;
         }
         if let Some(t) = trays.get_mut(n) {
             // SAFETY: n < node_count() (checked by get_mut), per the contract above.
@@ -284,12 +293,11 @@ unsafe fn offered_view(
             *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
         }
     }
-    let mut view = ClusterView {
+    ClusterView {
         trays,
+        weights,
         ..ClusterView::default()
-    };
-    view.set_weights(weights);
-    view
+    }
 }
 
 /// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.
