@@ -8,10 +8,10 @@ use crate::model::Topology;
 /// with `segment` each `--segment` piece (consecutive trays of one rack, in rack order), else
 /// each rack's part. Nodes outside every rack form one last piece.
 pub fn nvlink_pieces(topo: &Topology, nodes: &[usize], segment: Option<usize>) -> Vec<Vec<usize>> {
-    let mut by_rack: Vec<Vec<usize>> = vec![Vec::new(); topo.domains.len()];
+    let mut by_rack: Vec<Vec<usize>> = vec![Vec::new(); topo.racks.len()];
     let mut outside = Vec::new();
     for &n in nodes {
-        match topo.domain_of(n) {
+        match topo.rack_of(n) {
             Some(d) => by_rack[d].push(n),
             None => outside.push(n),
         }
@@ -39,16 +39,16 @@ pub fn node_ranks(topo: &Topology, nodes: &[usize], shift: u32) -> Vec<u32> {
     nodes
         .iter()
         .map(|&n| {
-            let (unit, pos) = match topo.domain_of(n) {
+            let (unit, pos) = match topo.rack_of(n) {
                 Some(d) => (
                     d,
-                    topo.domains[d]
+                    topo.racks[d]
                         .nodes
                         .iter()
                         .position(|&m| m == n)
                         .unwrap_or(0),
                 ),
-                None => (topo.domains.len(), n),
+                None => (topo.racks.len(), n),
             };
             let rank = ((unit as u64) << shift) | (pos as u64 & low);
             u32::try_from(rank).unwrap_or(u32::MAX)

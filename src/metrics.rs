@@ -7,7 +7,7 @@ use crate::model::Topology;
 /// trays that sit in racks which are not completely available. Lower is better; 0 means every
 /// available tray is part of a whole, healthy rack.
 pub fn fragmentation(topo: &Topology, available: impl Fn(usize) -> bool) -> u32 {
-    topo.domains
+    topo.racks
         .iter()
         .map(|d| {
             let avail = d.nodes.iter().filter(|&&n| available(n)).count();

@@ -8,7 +8,7 @@ use crate::config::{Config, Policy};
 
 /// One NVLink domain: the trays of one NVL72 rack.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Domain {
+pub struct Rack {
     pub name: String,
     /// Node indices in tray order (the order of the rack's hostlist).
     pub nodes: Vec<usize>,
@@ -21,19 +21,19 @@ pub struct Domain {
 /// Racks resolved to node indices, plus the placement policy that goes with them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
-    pub domains: Vec<Domain>,
-    /// `node_domain[node]` is the domain holding that node, if any.
-    node_domain: Vec<Option<usize>>,
+    pub racks: Vec<Rack>,
+    /// `node_rack[node]` is the domain holding that node, if any.
+    node_rack: Vec<Option<usize>>,
     /// `node_range[d]` is `Some(first..end)` when domain `d`'s nodes are consecutive indices
     /// in order (the usual case): counting its free trays is then a scan of one slice.
     node_range: Vec<Option<std::ops::Range<usize>>>,
-    max_domain: usize,
+    max_rack: usize,
     pub gpus_per_tray: u32,
     /// What a whole free tray offers a job (GPUs from `gpus_per_tray`; the plugin sets the
     /// CPUs from slurm.conf's node records).
     pub full_tray: Capacity,
     pub policy: Policy,
-    /// Each rack group's name and member domains, sorted by name.
+    /// Each rack group's name and member racks, sorted by name.
     pub groups: Vec<(String, Vec<usize>)>,
     /// topology/block's segment rules of Slurm 25.11 and later: `-w` may name the nodes of a
     /// job with several segments, and a segment may be larger than a rack. The plugin sets it
@@ -57,16 +57,16 @@ impl Topology {
         mut resolve: impl FnMut(&str) -> Option<usize>,
     ) -> (Topology, Vec<UnknownNode>) {
         let mut unknown = Vec::new();
-        let mut node_domain = vec![None; node_count];
-        let mut domains = Vec::with_capacity(config.racks.len());
+        let mut node_rack = vec![None; node_count];
+        let mut racks = Vec::with_capacity(config.racks.len());
         for rack in &config.racks {
-            let d = domains.len();
+            let d = racks.len();
             let mut nodes = Vec::with_capacity(rack.nodes.len());
             let mut node_names = Vec::with_capacity(rack.nodes.len());
             for name in &rack.nodes {
                 match resolve(name).filter(|&i| i < node_count) {
-                    Some(i) if node_domain[i].is_none() => {
-                        node_domain[i] = Some(d);
+                    Some(i) if node_rack[i].is_none() => {
+                        node_rack[i] = Some(d);
                         nodes.push(i);
                         node_names.push(name.clone());
                     }
@@ -77,7 +77,7 @@ impl Topology {
                     }),
                 }
             }
-            domains.push(Domain {
+            racks.push(Rack {
                 name: rack.name.clone(),
                 nodes,
                 node_names,
@@ -85,9 +85,9 @@ impl Topology {
                 group: rack.group.clone(),
             });
         }
-        let node_range = domains.iter().map(|d| consecutive(&d.nodes)).collect();
+        let node_range = racks.iter().map(|d| consecutive(&d.nodes)).collect();
         let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-        for (d, dom) in domains.iter().enumerate() {
+        for (d, dom) in racks.iter().enumerate() {
             let Some(name) = &dom.group else { continue };
             match groups.iter_mut().find(|(g, _)| g == name) {
                 Some((_, members)) => members.push(d),
@@ -95,12 +95,12 @@ impl Topology {
             }
         }
         groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let max_domain = domains.iter().map(|d| d.nodes.len()).max().unwrap_or(0);
+        let max_rack = racks.iter().map(|d| d.nodes.len()).max().unwrap_or(0);
         let topo = Topology {
-            domains,
-            node_domain,
+            racks,
+            node_rack,
             node_range,
-            max_domain,
+            max_rack,
             gpus_per_tray: config.gpus_per_tray,
             full_tray: Capacity {
                 gpus: u16::try_from(config.gpus_per_tray).unwrap_or(u16::MAX),
@@ -134,28 +134,28 @@ impl Topology {
         topo
     }
 
-    pub fn domain_of(&self, node: usize) -> Option<usize> {
-        self.node_domain.get(node).copied().flatten()
+    pub fn rack_of(&self, node: usize) -> Option<usize> {
+        self.node_rack.get(node).copied().flatten()
     }
 
     /// The largest domain, in configured trays: the biggest job or segment that fits one domain.
-    pub fn max_domain_size(&self) -> usize {
-        self.max_domain
+    pub fn max_rack_size(&self) -> usize {
+        self.max_rack
     }
 
     /// How many trays of domain `d` are candidates in `view`.
-    pub fn candidates_in(&self, d: usize, view: &ClusterView) -> usize {
+    pub fn offered_in(&self, d: usize, view: &ClusterView) -> usize {
         match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
-            Some(trays) => trays.iter().filter(|t| t.candidate).count(),
-            None => self.domains[d]
+            Some(trays) => trays.iter().filter(|t| t.offered).count(),
+            None => self.racks[d]
                 .nodes
                 .iter()
-                .filter(|&&n| view.tray(n).candidate)
+                .filter(|&&n| view.tray(n).offered)
                 .count(),
         }
     }
 
-    /// Domain `d`'s node indices as one range, when they are consecutive (the usual case).
+    /// Rack `d`'s node indices as one range, when they are consecutive (the usual case).
     pub fn node_range(&self, d: usize) -> Option<std::ops::Range<usize>> {
         self.node_range[d].clone()
     }
@@ -165,16 +165,16 @@ impl Topology {
     pub fn for_each_tray(&self, d: usize, view: &ClusterView, mut f: impl FnMut(Tray)) {
         match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
             Some(trays) => trays.iter().copied().for_each(f),
-            None => self.domains[d].nodes.iter().for_each(|&n| f(view.tray(n))),
+            None => self.racks[d].nodes.iter().for_each(|&n| f(view.tray(n))),
         }
     }
 
-    pub fn domain_by_name(&self, name: &str) -> Option<usize> {
-        self.domains.iter().position(|d| d.name == name)
+    pub fn rack_by_name(&self, name: &str) -> Option<usize> {
+        self.racks.iter().position(|d| d.name == name)
     }
 
-    pub fn in_any_domain(&self, node: usize) -> bool {
-        self.domain_of(node).is_some()
+    pub fn in_any_rack(&self, node: usize) -> bool {
+        self.rack_of(node).is_some()
     }
 }
 
@@ -190,11 +190,11 @@ fn consecutive(nodes: &[usize]) -> Option<std::ops::Range<usize>> {
 #[repr(C, align(8))]
 pub struct Tray {
     /// The scheduler offers this tray to the job (free, and not excluded by the request).
-    pub candidate: bool,
+    pub offered: bool,
     /// DOWN, DRAIN, FAIL or not responding: it does not count as healthy capacity.
     pub unavailable: bool,
     /// Some other job runs on it.
-    pub in_use: bool,
+    pub allocated: bool,
     /// GPUs of the kind the job asks for that it could use here (Slurm's `avail_gpus`).
     pub gpus: u16,
     /// CPUs the job could use here (Slurm's `avail_cpus`, after memory and task limits).
@@ -218,7 +218,7 @@ impl Tray {
     /// A free tray offering `cap` to the job.
     pub fn free(cap: Capacity) -> Tray {
         Tray {
-            candidate: true,
+            offered: true,
             gpus: cap.gpus,
             cpus: cap.cpus,
             ..Tray::default()
@@ -270,7 +270,7 @@ impl ClusterView {
         let mut offered = weights
             .iter()
             .zip(&self.trays)
-            .filter(|(_, t)| t.candidate)
+            .filter(|(_, t)| t.offered)
             .map(|(w, _)| *w);
         let first = offered.next();
         let alike = offered.all(|w| Some(w) == first);
@@ -290,12 +290,12 @@ mod tests {
     #[test]
     fn uniform_topology_maps_nodes_to_racks() {
         let t = Topology::uniform(3, 18, Policy::default());
-        assert_eq!(t.domains.len(), 3);
-        assert_eq!(t.domain_of(0), Some(0));
-        assert_eq!(t.domain_of(17), Some(0));
-        assert_eq!(t.domain_of(18), Some(1));
-        assert_eq!(t.domain_of(54), None);
-        assert_eq!(t.max_domain_size(), 18);
+        assert_eq!(t.racks.len(), 3);
+        assert_eq!(t.rack_of(0), Some(0));
+        assert_eq!(t.rack_of(17), Some(0));
+        assert_eq!(t.rack_of(18), Some(1));
+        assert_eq!(t.rack_of(54), None);
+        assert_eq!(t.max_rack_size(), 18);
     }
 
     #[test]
@@ -312,12 +312,12 @@ mod tests {
         let (t, _) = Topology::resolve(&config, 6, |n| n[1..].parse().ok());
         assert_eq!(t.node_range, vec![Some(0..3), None]);
         let mut v = ClusterView::all_free(6);
-        v.trays[1].candidate = false;
-        v.trays[4].candidate = false;
-        assert_eq!((t.candidates_in(0, &v), t.candidates_in(1, &v)), (2, 2));
+        v.trays[1].offered = false;
+        v.trays[4].offered = false;
+        assert_eq!((t.offered_in(0, &v), t.offered_in(1, &v)), (2, 2));
         // A view shorter than the node table counts what it has.
         v.trays.truncate(2);
-        assert_eq!((t.candidates_in(0, &v), t.candidates_in(1, &v)), (1, 0));
+        assert_eq!((t.offered_in(0, &v), t.offered_in(1, &v)), (1, 0));
     }
 
     #[test]
@@ -330,7 +330,7 @@ mod tests {
             group: None,
         });
         let (t, unknown) = Topology::resolve(&config, 1, |n| (n == "a").then_some(0));
-        assert_eq!(t.domains[0].nodes, vec![0]);
+        assert_eq!(t.racks[0].nodes, vec![0]);
         assert_eq!(
             unknown,
             vec![UnknownNode {

@@ -122,7 +122,7 @@ impl Placement {
         let parts: Vec<String> = self
             .pieces
             .iter()
-            .map(|&(d, n)| format!("{}:{}", topo.domains[d].name, n))
+            .map(|&(d, n)| format!("{}:{}", topo.racks[d].name, n))
             .collect();
         parts.join("+")
     }
@@ -167,12 +167,12 @@ impl Ctx<'_> {
         if self.weighted {
             return self.holes_up_to(u64::MAX);
         }
-        let holes = (0..self.topo.domains.len()).map(|d| {
-            let free = self.topo.candidates_in(d, self.view);
+        let holes = (0..self.topo.racks.len()).map(|d| {
+            let free = self.topo.offered_in(d, self.view);
             Hole {
                 domain: d,
                 free,
-                broken: free < self.topo.domains[d].nodes.len(),
+                broken: free < self.topo.racks[d].nodes.len(),
                 required: 0,
                 weight: 0,
             }
@@ -184,11 +184,10 @@ impl Ctx<'_> {
     /// nodes always count: the job gets them whatever they weigh), with their weights.
     fn holes_up_to(&self, cap: u64) -> Vec<Hole> {
         let light = |n: usize| {
-            self.view.tray(n).candidate
-                && (self.view.weight(n) <= cap || self.required.contains(&n))
+            self.view.tray(n).offered && (self.view.weight(n) <= cap || self.required.contains(&n))
         };
-        let holes = (0..self.topo.domains.len()).map(|d| {
-            let nodes = &self.topo.domains[d].nodes;
+        let holes = (0..self.topo.racks.len()).map(|d| {
+            let nodes = &self.topo.racks[d].nodes;
             let (mut free, mut weight) = (0, 0);
             for &n in nodes.iter().filter(|&&n| light(n)) {
                 free += 1;
@@ -197,7 +196,7 @@ impl Ctx<'_> {
             Hole {
                 domain: d,
                 free,
-                broken: self.topo.candidates_in(d, self.view) < nodes.len(),
+                broken: self.topo.offered_in(d, self.view) < nodes.len(),
                 required: 0,
                 weight,
             }
@@ -207,7 +206,7 @@ impl Ctx<'_> {
 
     /// Sets each hole's count of `-w` nodes.
     fn count_required(&self, mut holes: Vec<Hole>) -> Vec<Hole> {
-        for d in self.required.iter().filter_map(|&n| self.topo.domain_of(n)) {
+        for d in self.required.iter().filter_map(|&n| self.topo.rack_of(n)) {
             holes[d].required += 1;
         }
         holes
@@ -217,10 +216,10 @@ impl Ctx<'_> {
     fn weight_tiers(&self) -> Vec<u64> {
         let mut tiers: Vec<u64> = self
             .topo
-            .domains
+            .racks
             .iter()
             .flat_map(|d| d.nodes.iter().copied())
-            .filter(|&n| self.view.tray(n).candidate)
+            .filter(|&n| self.view.tray(n).offered)
             .map(|n| self.view.weight(n))
             .collect();
         tiers.sort_unstable();
@@ -252,7 +251,7 @@ impl Ctx<'_> {
 
     /// [`Ctx::take`], appending to `out`.
     fn take_into(&self, d: usize, k: usize, out: &mut Vec<usize>) {
-        let nodes = &self.topo.domains[d].nodes;
+        let nodes = &self.topo.racks[d].nodes;
         if self.by_capacity || self.weighted {
             // Required nodes; for a job sized by GPUs or CPUs the most of them (what
             // `Ctx::need` counted, so the trays offered hold what it promised); then the
@@ -261,7 +260,7 @@ impl Ctx<'_> {
             let mut trays: Vec<usize> = nodes
                 .iter()
                 .copied()
-                .filter(|&n| self.view.tray(n).candidate)
+                .filter(|&n| self.view.tray(n).offered)
                 .collect();
             let most = |t: &Tray| match (self.by_capacity, self.by_cpus) {
                 (false, _) => (0, 0),
@@ -272,7 +271,12 @@ impl Ctx<'_> {
                 trays.sort_by_key(|&n| {
                     let t = self.view.tray(n);
                     let required = self.required.contains(&n);
-                    (!required, Reverse(most(&t)), self.view.weight(n), !t.in_use)
+                    (
+                        !required,
+                        Reverse(most(&t)),
+                        self.view.weight(n),
+                        !t.allocated,
+                    )
                 });
             } else if self.by_cpus {
                 trays.sort_by_key(|&n| {
@@ -280,7 +284,7 @@ impl Ctx<'_> {
                     (
                         !self.required.contains(&n),
                         Reverse((t.cpus, t.gpus)),
-                        !t.in_use,
+                        !t.allocated,
                     )
                 });
             } else {
@@ -289,7 +293,7 @@ impl Ctx<'_> {
                     (
                         !self.required.contains(&n),
                         Reverse((t.gpus, t.cpus)),
-                        !t.in_use,
+                        !t.allocated,
                     )
                 });
             }
@@ -306,11 +310,11 @@ impl Ctx<'_> {
                     return;
                 }
                 let tray = self.view.tray(n);
-                let class = if !tray.candidate {
+                let class = if !tray.offered {
                     continue;
                 } else if self.required.contains(&n) {
                     0
-                } else if tray.in_use {
+                } else if tray.allocated {
                     1
                 } else {
                     2
@@ -339,24 +343,24 @@ impl Ctx<'_> {
 /// Rejects requests that no state of the cluster could satisfy, before any placement work:
 /// Slurm turns this into "Requested topology configuration is not available" at submission.
 pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
-    let max_domain = topo.max_domain_size();
+    let max_rack = topo.max_rack_size();
     let never = |m: String| Err(Reject::Never(m));
-    if max_domain == 0 {
+    if max_rack == 0 {
         return never("no rack has any node".into());
     }
     if req.min_nodes == 0 {
         return never("the job asks for zero nodes".into());
     }
-    if let Some(&n) = req.required.iter().find(|&&n| !topo.in_any_domain(n)) {
+    if let Some(&n) = req.required.iter().find(|&&n| !topo.in_any_rack(n)) {
         return never(format!("required node {n} belongs to no rack"));
     }
-    let named = required_domain_list(topo, req);
-    let req_domains = named.len();
+    let named = required_rack_list(topo, req);
+    let req_racks = named.len();
     let n = req.trays_needed(topo);
     match req.segment {
         Some(0) => never("segment size 0".into()),
-        Some(s) if s > max_domain && !topo.block_25_11_segments => never(format!(
-            "segment size {s} exceeds the largest rack ({max_domain} trays)"
+        Some(s) if s > max_rack && !topo.block_25_11_segments => never(format!(
+            "segment size {s} exceeds the largest rack ({max_rack} trays)"
         )),
         Some(s) if req.min_nodes % s != 0 => never(format!(
             "{} nodes cannot be split into segments of {s}",
@@ -365,15 +369,15 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         Some(s) if req.min_nodes > s && !req.required.is_empty() => {
             required_segments_fit(topo, req, s)
         }
-        Some(s) if req_domains > 1 && req.min_nodes == s => never(format!(
-            "required nodes span {req_domains} racks but the segment must fit one"
+        Some(s) if req_racks > 1 && req.min_nodes == s => never(format!(
+            "required nodes span {req_racks} racks but the segment must fit one"
         )),
-        None if req_domains > 1 && n <= max_domain && req.max_nodes <= max_domain => never(
-            format!("required nodes span {req_domains} racks but {n} nodes fit in one"),
-        ),
-        Some(s) if s > max_domain => {
+        None if req_racks > 1 && n <= max_rack && req.max_nodes <= max_rack => never(format!(
+            "required nodes span {req_racks} racks but {n} nodes fit in one"
+        )),
+        Some(s) if s > max_rack => {
             // 25.11+: each segment over the fewest racks, as a job larger than a rack.
-            let total: usize = topo.domains.iter().map(|d| d.nodes.len()).sum();
+            let total: usize = topo.racks.iter().map(|d| d.nodes.len()).sum();
             if req.min_nodes > total {
                 return never(format!(
                     "{} nodes but the racks hold {total}",
@@ -384,7 +388,7 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         }
         Some(s) if req.segment_rule(topo) == SegmentPlacement::Spread => {
             let count = req.min_nodes / s;
-            let racks = topo.domains.iter().filter(|d| d.nodes.len() >= s).count();
+            let racks = topo.racks.iter().filter(|d| d.nodes.len() >= s).count();
             if count > racks {
                 never(format!(
                     "{count} segments of {s}, each in its own rack, but {racks} racks hold {s} trays"
@@ -395,7 +399,7 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
         }
         Some(s) => {
             let count = req.min_nodes / s;
-            let room: usize = topo.domains.iter().map(|d| d.nodes.len() / s).sum();
+            let room: usize = topo.racks.iter().map(|d| d.nodes.len() / s).sum();
             if count > room {
                 never(format!(
                     "{count} segments of {s} do not fit: the racks have room for {room}"
@@ -404,7 +408,7 @@ pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {
                 Ok(())
             }
         }
-        None if n > max_domain => fits_some_racks(topo, n, &named),
+        None if n > max_rack => fits_some_racks(topo, n, &named),
         None => Ok(()),
     }
 }
@@ -424,16 +428,16 @@ fn required_segments_fit(topo: &Topology, req: &JobRequest, s: usize) -> Result<
             req.required.len()
         ));
     }
-    for d in required_domain_list(topo, req) {
+    for d in required_rack_list(topo, req) {
         let here = req
             .required
             .iter()
-            .filter(|&&n| topo.domain_of(n) == Some(d))
+            .filter(|&&n| topo.rack_of(n) == Some(d))
             .count();
         if here % s != 0 {
             return never(format!(
                 "-w names {here} nodes in {}, not whole segments of {s}",
-                topo.domains[d].name
+                topo.racks[d].name
             ));
         }
     }
@@ -441,16 +445,16 @@ fn required_segments_fit(topo: &Topology, req: &JobRequest, s: usize) -> Result<
 }
 
 /// How many racks hold the request's `-w` nodes.
-fn required_domains(topo: &Topology, req: &JobRequest) -> usize {
-    required_domain_list(topo, req).len()
+fn required_racks(topo: &Topology, req: &JobRequest) -> usize {
+    required_rack_list(topo, req).len()
 }
 
 /// The racks holding the request's `-w` nodes, sorted, each once.
-fn required_domain_list(topo: &Topology, req: &JobRequest) -> Vec<usize> {
+fn required_rack_list(topo: &Topology, req: &JobRequest) -> Vec<usize> {
     let mut d: Vec<usize> = req
         .required
         .iter()
-        .filter_map(|r| topo.domain_of(*r))
+        .filter_map(|r| topo.rack_of(*r))
         .collect();
     d.sort_unstable();
     d.dedup();
@@ -462,15 +466,15 @@ fn required_domain_list(topo: &Topology, req: &JobRequest) -> Vec<usize> {
 /// plus the largest others, `max(ceil(n / largest rack), named racks)` racks in all (the
 /// rule of `with_required_racks`).
 fn fits_some_racks(topo: &Topology, n: usize, named: &[usize]) -> Result<(), Reject> {
-    let size = |d: usize| topo.domains[d].nodes.len();
-    let total: usize = (0..topo.domains.len()).map(size).sum();
+    let size = |d: usize| topo.racks[d].nodes.len();
+    let total: usize = (0..topo.racks.len()).map(size).sum();
     if n > total {
         return Err(Reject::Never(format!(
             "{n} nodes but the racks hold {total}"
         )));
     }
-    let k = n.div_ceil(topo.max_domain_size()).max(named.len());
-    let mut others: Vec<usize> = (0..topo.domains.len())
+    let k = n.div_ceil(topo.max_rack_size()).max(named.len());
+    let mut others: Vec<usize> = (0..topo.racks.len())
         .filter(|d| !named.contains(d))
         .map(size)
         .collect();
@@ -563,8 +567,8 @@ pub fn choose<'a>(
     req: &'a JobRequest,
 ) -> Result<Plan<'a>, Reject> {
     validate(topo, req)?;
-    let max_domain = topo.max_domain_size();
-    if req.required.iter().any(|&n| !view.tray(n).candidate) {
+    let max_rack = topo.max_rack_size();
+    if req.required.iter().any(|&n| !view.tray(n).offered) {
         return Err(Reject::NotNow("a required node is not available".into()));
     }
     let ctx = Ctx {
@@ -576,9 +580,9 @@ pub fn choose<'a>(
         weighted: view.weighted(),
     };
     let n = req.trays_needed(topo);
-    let one_rack = n <= max_domain && required_domains(topo, req) <= 1;
+    let one_rack = n <= max_rack && required_racks(topo, req) <= 1;
     let (choices, exact) = match req.segment {
-        Some(s) if req.min_nodes == s && s <= max_domain => {
+        Some(s) if req.min_nodes == s && s <= max_rack => {
             let holes = ctx.holes();
             (plan_one_rack(&ctx, &holes, &JobRequest::nodes(s))?, true)
         }
@@ -601,15 +605,15 @@ pub fn choose<'a>(
 /// needs more racks than the fewest possible.
 fn plan_fewest_racks(ctx: &Ctx, holes: &[Hole], n: usize) -> Result<Vec<(usize, usize)>, Reject> {
     let topo = ctx.topo;
-    let max_domain = topo.max_domain_size();
-    let fewest = n.div_ceil(max_domain);
+    let max_rack = topo.max_rack_size();
+    let fewest = n.div_ceil(max_rack);
     let wait = || {
         Reject::NotNow(format!(
             "no {fewest} racks have {n} free trays together (multi_rack = \"fewest-racks\")"
         ))
     };
     let tightest = |members: &[&Hole], n: usize| {
-        fewest_racks::tightest_set(members, n, max_domain, topo.policy.prefer_degraded)
+        fewest_racks::tightest_set(members, n, max_rack, topo.policy.prefer_degraded)
     };
     if !ctx.required.is_empty() {
         return with_required_racks(holes, n, fewest, tightest).ok_or_else(wait);
@@ -704,7 +708,7 @@ fn pieces_for(
             return Ok(named.map(|h| (h.domain, h.required)).collect());
         }
         let count = req.min_nodes / s;
-        if s > ctx.topo.max_domain_size() {
+        if s > ctx.topo.max_rack_size() {
             return oversized_segments(ctx, holes, count, s);
         }
         return match req.segment_rule(ctx.topo) {
@@ -722,7 +726,7 @@ fn pieces_for(
         // free tray of the chosen racks, so that trays with fewer GPUs or CPUs left do not
         // make the set fall short.
         for (d, k) in &mut pieces {
-            *k = ctx.topo.candidates_in(*d, ctx.view);
+            *k = ctx.topo.offered_in(*d, ctx.view);
         }
     }
     Ok(pieces)

@@ -108,7 +108,7 @@ pub fn compute(config: &Config, live: &Live) -> Status {
             .map(|n| match live.trays.get(*n) {
                 Some(TrayState::Free) => Tray::free(topo.full_tray),
                 Some(TrayState::Busy(_) | TrayState::Held) => Tray {
-                    in_use: true,
+                    allocated: true,
                     ..Tray::default()
                 },
                 _ => Tray {
@@ -123,7 +123,7 @@ pub fn compute(config: &Config, live: &Live) -> Status {
     let usable = usable_racks(&topo, &view, &live.pending);
     let gpus = config.gpus_per_tray as usize;
     let racks: Vec<RackRow> = topo
-        .domains
+        .racks
         .iter()
         .enumerate()
         .map(|(d, dom)| {
@@ -226,7 +226,7 @@ fn waits_for_trays(job: &PendingJob) -> bool {
 /// them, or any rack of a placement the engine finds for a waiting job.
 fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> Vec<bool> {
     let waiting: Vec<&PendingJob> = pending.iter().filter(|j| waits_for_trays(j)).collect();
-    let mut usable = vec![waiting.is_empty(); topo.domains.len()];
+    let mut usable = vec![waiting.is_empty(); topo.racks.len()];
     for job in waiting {
         let req = request(job);
         if let Ok(plan) = placement::choose(topo, view, &req) {
@@ -247,7 +247,7 @@ fn waiting_for_topology(
     view: &ClusterView,
     pending: &[PendingJob],
 ) -> Vec<PendingJob> {
-    let free = view.trays.iter().filter(|t| t.candidate).count();
+    let free = view.trays.iter().filter(|t| t.offered).count();
     pending
         .iter()
         .filter(|job| waits_for_trays(job))
@@ -261,7 +261,7 @@ fn waiting_for_topology(
 
 /// The largest job (in trays, a multiple of `segment` when given) the engine places now.
 fn largest_job(topo: &Topology, view: &ClusterView, segment: usize) -> usize {
-    let free = view.trays.iter().filter(|t| t.candidate).count();
+    let free = view.trays.iter().filter(|t| t.offered).count();
     let step = segment.max(1);
     (1..=free / step)
         .rev()

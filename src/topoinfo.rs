@@ -42,7 +42,7 @@ impl RackInfo {
 impl TopoInfo {
     pub fn collect(topo: &Topology, view: &ClusterView) -> TopoInfo {
         let racks = topo
-            .domains
+            .racks
             .iter()
             .enumerate()
             .map(|(index, d)| {
@@ -59,7 +59,7 @@ impl TopoInfo {
                     index,
                     nodes: d.node_names.clone(),
                     unavailable: pick(&|n| view.tray(n).unavailable),
-                    allocated: pick(&|n| view.tray(n).in_use && !view.tray(n).unavailable),
+                    allocated: pick(&|n| view.tray(n).allocated && !view.tray(n).unavailable),
                     group: d.group.clone(),
                     clique: d.clique.clone(),
                 }
@@ -166,12 +166,12 @@ mod tests {
         let topo = Topology::uniform(2, 4, Policy::default());
         let mut view = ClusterView::all_free(8);
         view.trays[1] = Tray {
-            candidate: false,
+            offered: false,
             unavailable: true,
-            in_use: false,
+            allocated: false,
             ..Tray::default()
         };
-        view.trays[2].in_use = true;
+        view.trays[2].allocated = true;
         TopoInfo::collect(&topo, &view)
     }
 

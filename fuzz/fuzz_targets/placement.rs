@@ -89,14 +89,14 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         let tray = match u.int_in_range(0..=3u8)? {
             0 => Tray::free(full),
             1 => Tray {
-                candidate: true,
-                in_use: true,
+                offered: true,
+                allocated: true,
                 gpus: u.int_in_range(0..=full.gpus)?,
                 cpus: u.int_in_range(1..=full.cpus)?,
                 ..Tray::default()
             },
             2 => Tray {
-                in_use: true,
+                allocated: true,
                 ..Tray::default()
             },
             _ => Tray {

@@ -55,10 +55,7 @@ unsafe fn show_racks_on_nodes(tctx: *mut b::topology_ctx_t) {
     let context = unsafe { context_name(tctx) };
     let ours = format!("{context}:");
     for n in 0..slurm::node_count() {
-        let rack = st
-            .topo
-            .domain_of(n)
-            .map(|d| st.topo.domains[d].name.as_str());
+        let rack = st.topo.rack_of(n).map(|d| st.topo.racks[d].name.as_str());
         let old = slurm::topology_str(n);
         let new = match (rack, &old) {
             (Some(r), _) => Some(format!("{ours}{r}")),
@@ -114,7 +111,7 @@ pub unsafe fn add_rm_node(
     let current = state::current().and_then(|st| {
         st.rack_by_name
             .get(node)
-            .map(|&d| st.topo.domains[d].name.clone())
+            .map(|&d| st.topo.racks[d].name.clone())
     });
     if current.as_deref() == Some(unit) {
         return slurm::SUCCESS;
@@ -166,8 +163,8 @@ pub unsafe fn get_topology_str(
     unsafe {
         let prev = *out;
         let text = match slurm::owned_str(prev) {
-            Some(p) if !p.is_empty() => format!("{p},{context}:{}", st.topo.domains[d].name),
-            _ => format!("{context}:{}", st.topo.domains[d].name),
+            Some(p) if !p.is_empty() => format!("{p},{context}:{}", st.topo.racks[d].name),
+            _ => format!("{context}:{}", st.topo.racks[d].name),
         };
         *out = slurm::xstrdup(&text);
         slurm::xfree(prev);

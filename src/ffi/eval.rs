@@ -122,7 +122,7 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> c_int {
     };
     // SAFETY: job_ptr and its details are valid while the scheduler holds the job lock.
     let (req, _) = unsafe { job_request(call, te) };
-    let outside = |n: &usize| !st.topo.in_any_domain(*n);
+    let outside = |n: &usize| !st.topo.in_any_rack(*n);
     if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
         // No rack node offered (CPU or login partition), or `-w` names a node outside every
         // rack: Slurm's generic selection decides, as topology/default would.
@@ -301,13 +301,13 @@ unsafe fn offered_view(
 }
 
 /// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.
-fn tray(node: usize, candidate: bool, res: Option<(u16, u16)>) -> Tray {
+fn tray(node: usize, offered: bool, res: Option<(u16, u16)>) -> Tray {
     let state = slurm::node_state(node).unwrap_or(0);
     let (gpus, cpus) = res.unwrap_or((0, 0));
     Tray {
-        candidate,
+        offered,
         unavailable: slurm::state_unavailable(state),
-        in_use: slurm::state_in_use(state),
+        allocated: slurm::state_allocated(state),
         gpus,
         cpus,
     }

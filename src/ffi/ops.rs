@@ -66,10 +66,10 @@ pub fn build_config(_: &Call) -> c_int {
     let loaded = state::resolve(&config);
     log::info!(
         "{} racks, {} trays, {} GPUs per tray from {}",
-        loaded.topo.domains.len(),
+        loaded.topo.racks.len(),
         loaded
             .topo
-            .domains
+            .racks
             .iter()
             .map(|d| d.nodes.len())
             .sum::<usize>(),
@@ -121,7 +121,7 @@ pub unsafe fn get_bitmap(call: &Call, name: *mut c_char) -> *mut b::bitstr_t {
     let (Some(name), Some(st)) = (unsafe { slurm::str_arg(call, name) }, state::current()) else {
         return slurm::null();
     };
-    if let Some(d) = st.topo.domain_by_name(name) {
+    if let Some(d) = st.topo.rack_by_name(name) {
         return st.rack_bitmaps[d].as_ptr();
     }
     st.group_bitmaps
@@ -181,7 +181,7 @@ pub unsafe fn get_node_addr(
     let rack = name.zip(state::current()).and_then(|(n, st)| {
         st.rack_by_name
             .get(n)
-            .map(|&d| format!("{}.{n}", st.topo.domains[d].name))
+            .map(|&d| format!("{}.{n}", st.topo.racks[d].name))
     });
     match rack {
         Some(a) => {
@@ -228,7 +228,7 @@ pub unsafe fn get(_: &Call, kind: u32, data: *mut c_void) -> c_int {
         // SAFETY: for TOPOLOGY_PTR Slurm passes a dynamic_plugin_data_t **.
         PTR => unsafe { super::topoinfo::get(data.cast()) },
         REC_CNT => {
-            let racks = state::current().map_or(0, |s| s.topo.domains.len());
+            let racks = state::current().map_or(0, |s| s.topo.racks.len());
             // SAFETY: for REC_CNT Slurm passes an int out-pointer.
             unsafe { *data.cast::<c_int>() = racks as c_int };
             slurm::SUCCESS

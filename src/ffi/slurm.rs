@@ -346,7 +346,7 @@ pub fn state_unavailable(state: u32) -> bool {
 }
 
 /// Some job runs on (or is still leaving) the node.
-pub fn state_in_use(state: u32) -> bool {
+pub fn state_allocated(state: u32) -> bool {
     let base = state & b::NODE_STATE_BASE;
     base == b::node_states_NODE_STATE_ALLOCATED
         || base == b::node_states_NODE_STATE_MIXED

@@ -58,7 +58,7 @@ pub fn resolve(config: &Config) -> Loaded {
     topo.block_25_11_segments = cfg!(slurm_jobinfo);
     // A whole tray's CPUs, for "does this job fit one rack" on jobs sized by CPUs.
     if let Some(cpus) = (0..count)
-        .filter(|&n| topo.in_any_domain(n))
+        .filter(|&n| topo.in_any_rack(n))
         .filter_map(slurm::node_cpus)
         .max()
     {
@@ -74,7 +74,7 @@ pub fn resolve(config: &Config) -> Loaded {
         );
     }
     let rack_bitmaps: Vec<Bitmap> = topo
-        .domains
+        .racks
         .iter()
         .map(|d| Bitmap::with_bits(count, d.nodes.iter().copied()))
         .collect();
@@ -84,13 +84,13 @@ pub fn resolve(config: &Config) -> Loaded {
         .map(|(g, members)| {
             let nodes = members
                 .iter()
-                .flat_map(|&d| topo.domains[d].nodes.iter().copied());
+                .flat_map(|&d| topo.racks[d].nodes.iter().copied());
             (g.clone(), Bitmap::with_bits(count, nodes))
         })
         .collect();
-    let rack_nodes = Bitmap::with_bits(count, (0..count).filter(|&n| topo.in_any_domain(n)));
+    let rack_nodes = Bitmap::with_bits(count, (0..count).filter(|&n| topo.in_any_rack(n)));
     let rack_by_name = topo
-        .domains
+        .racks
         .iter()
         .enumerate()
         .flat_map(|(d, dom)| dom.node_names.iter().map(move |n| (n.clone(), d)))

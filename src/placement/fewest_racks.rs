@@ -14,21 +14,21 @@ use super::Hole;
 /// with unusually large racks; 18-tray racks need at most a few thousand).
 const SEARCH_BUDGET: usize = 100_000;
 
-/// The pieces `(domain, nodes)` of the tightest `ceil(n / max_domain)`-rack set among `holes`
+/// The pieces `(domain, nodes)` of the tightest `ceil(n / max_rack)`-rack set among `holes`
 /// (fullest racks first, the remainder last), or `None` if no such set exists now.
 pub(super) fn tightest_set(
     holes: &[&Hole],
     n: usize,
-    max_domain: usize,
+    max_rack: usize,
     prefer_degraded: bool,
 ) -> Option<Vec<(usize, usize)>> {
-    let k = n.div_ceil(max_domain);
-    let budget = k * max_domain - n;
+    let k = n.div_ceil(max_rack);
+    let budget = k * max_rack - n;
     // buckets[d]: racks missing d free trays, broken ones first (with prefer_degraded) so
     // that a whole rack of a smaller size is kept when a degraded one does as well.
     let mut buckets: Vec<Vec<&Hole>> = vec![Vec::new(); budget + 1];
     for h in holes {
-        if let Some(bucket) = max_domain
+        if let Some(bucket) = max_rack
             .checked_sub(h.free)
             .and_then(|d| buckets.get_mut(d))
         {

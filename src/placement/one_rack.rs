@@ -7,7 +7,7 @@ use crate::config::EndTime;
 use crate::model::Tray;
 
 impl Ctx<'_> {
-    /// The fewest candidate trays of `h`'s rack that could meet the request: its node
+    /// The fewest offered tray of `h`'s rack that could meet the request: its node
     /// minimum, or more when its GPUs, CPUs or task layout need more, counted on what each
     /// tray offers this job now (largest first). None when the rack cannot hold it.
     fn need(&self, h: &Hole, req: &JobRequest, scratch: &mut Vec<u16>) -> Option<usize> {
@@ -19,7 +19,7 @@ impl Ctx<'_> {
             return Some(base);
         }
         let gpus = self.fewest(h.domain, req.demand.gpus, |t| t.gpus, scratch)?;
-        // Every candidate tray has a CPU, so `base` trays cover up to `base` CPUs.
+        // Every offered tray has a CPU, so `base` trays cover up to `base` CPUs.
         let cpus = if req.demand.cpus <= base as u64 {
             0
         } else {
@@ -29,7 +29,7 @@ impl Ctx<'_> {
         (need <= req.max_nodes).then_some(need)
     }
 
-    /// The fewest candidate trays of domain `d` whose `amount` adds up to `total`, or None.
+    /// The fewest offered tray of domain `d` whose `amount` adds up to `total`, or None.
     /// One pass when the trays are alike (the usual case: whole free trays); a sort of at
     /// most a rack's values only when they differ (shared trays).
     fn fewest(
@@ -44,7 +44,7 @@ impl Ctx<'_> {
         }
         let (mut sum, mut lo, mut hi) = (0u64, u16::MAX, 0u16);
         self.topo.for_each_tray(d, self.view, |t| {
-            if t.candidate {
+            if t.offered {
                 let v = amount(&t);
                 sum += u64::from(v);
                 lo = lo.min(v);
@@ -59,7 +59,7 @@ impl Ctx<'_> {
         }
         scratch.clear();
         self.topo.for_each_tray(d, self.view, |t| {
-            if t.candidate {
+            if t.offered {
                 scratch.push(amount(&t));
             }
         });
@@ -90,7 +90,7 @@ impl Ctx<'_> {
         let busy = &self.view.busy_until;
         let release = match self.topo.node_range(d).and_then(|r| busy.get(r)) {
             Some(ends) => ends.iter().copied().fold(self.view.now, u32::max),
-            None => self.topo.domains[d]
+            None => self.topo.racks[d]
                 .nodes
                 .iter()
                 .map(|&n| self.view.busy_until(n))
@@ -119,7 +119,7 @@ impl Ctx<'_> {
 }
 
 /// A job that fits one rack: every rack that could hold it, best fit first. A rack holds it
-/// when it has every `-w` node and enough candidate trays for [`Ctx::need`]; best fit is on
+/// when it has every `-w` node and enough offered tray for [`Ctx::need`]; best fit is on
 /// the trays left over after that need, so a `--gpus=8` job is ranked as the two trays it
 /// takes, not as the one node Slurm asks for. Every fitting rack is offered (Slurm's own
 /// check of cores, GPUs and memory is the last word), so the job never waits while a rack
@@ -153,7 +153,7 @@ pub(super) fn plan_one_rack(
         // Lighter racks first, as Slurm uses the lowest-weight nodes first: the heaviest
         // tray the job would get there. A stable sort after best fit, so best fit decides
         // among racks of equal weight.
-        let mut weights = vec![0u64; ctx.topo.domains.len()];
+        let mut weights = vec![0u64; ctx.topo.racks.len()];
         fits = offered
             .filter_map(|h| {
                 let (key, take, need) = rank(h, &mut scratch)?;
@@ -162,7 +162,7 @@ pub(super) fn plan_one_rack(
             })
             .collect();
         fits.sort_unstable_by_key(|&(key, _)| key);
-        fits.sort_by_key(|&(key, _)| weights[domain_of(key)]);
+        fits.sort_by_key(|&(key, _)| weights[rack_of(key)]);
     } else {
         fits = offered
             .filter_map(|h| rank(h, &mut scratch).map(|(key, take, _)| (key, take)))
@@ -179,14 +179,14 @@ pub(super) fn plan_one_rack(
     Ok(fits
         .into_iter()
         .map(|(key, take)| Choice::Rack {
-            domain: domain_of(key),
+            domain: rack_of(key),
             take: take as usize,
         })
         .collect())
 }
 
 /// The rack of a packed ranking key (its low 32 bits).
-fn domain_of(key: u64) -> usize {
+fn rack_of(key: u64) -> usize {
     (key & u64::from(u32::MAX)) as usize
 }
 

@@ -2,17 +2,17 @@
 //! fuzz target (`fuzz/`): it tries every subset of racks or trays instead of the engine's
 //! shortcuts (the deficit search of `fewest_racks`, the greedy tray count of `Ctx::need`,
 //! the bucketed best fit). Exponential: only for small clusters (at most
-//! [`MAX_BRUTE_FORCE`] racks, and as many candidate trays per rack).
+//! [`MAX_BRUTE_FORCE`] racks, and as many offered tray per rack).
 //!
 //! Preconditions on the request, as Slurm guarantees them before the plugin is called:
 //! `max_nodes >= min_nodes`, `-w` nodes are distinct and at most `min_nodes` of them, and
-//! every candidate tray offers at least one CPU.
+//! every offered tray offers at least one CPU.
 
 use super::JobRequest;
 use crate::config::MultiRack;
 use crate::model::{ClusterView, Topology};
 
-/// Largest number of racks, or of candidate trays in one rack, the reference enumerates.
+/// Largest number of racks, or of offered tray in one rack, the reference enumerates.
 pub const MAX_BRUTE_FORCE: usize = 16;
 
 /// Every subset of `0..len` as a bit mask.
@@ -32,11 +32,11 @@ fn members<T: Copy>(items: &[T], mask: u32) -> impl Iterator<Item = T> + '_ {
         .map(|(_, &x)| x)
 }
 
-/// The least total of free trays over every set of exactly `ceil(n / max_domain)` racks
+/// The least total of free trays over every set of exactly `ceil(n / max_rack)` racks
 /// whose free trays hold `n` together; None when no such set exists. What
 /// `multi_rack = "fewest-racks"` minimises.
-pub fn fewest_racks_min_free(free: &[usize], n: usize, max_domain: usize) -> Option<usize> {
-    let k = n.div_ceil(max_domain);
+pub fn fewest_racks_min_free(free: &[usize], n: usize, max_rack: usize) -> Option<usize> {
+    let k = n.div_ceil(max_rack);
     subsets(free.len())
         .filter(|m| m.count_ones() as usize == k)
         .map(|m| members(free, m).sum::<usize>())
@@ -46,10 +46,10 @@ pub fn fewest_racks_min_free(free: &[usize], n: usize, max_domain: usize) -> Opt
 
 /// Candidate trays of domain `d`.
 pub fn free_trays(topo: &Topology, view: &ClusterView, d: usize) -> usize {
-    topo.domains[d]
+    topo.racks[d]
         .nodes
         .iter()
-        .filter(|&&n| view.tray(n).candidate)
+        .filter(|&&n| view.tray(n).offered)
         .count()
 }
 
@@ -61,7 +61,7 @@ fn fewest_adding_up(amounts: &[u64], total: u64) -> Option<usize> {
         .min()
 }
 
-/// How many of rack `d`'s candidate trays a job that fits one rack needs: its node minimum
+/// How many of rack `d`'s offered tray a job that fits one rack needs: its node minimum
 /// and task layout, and the fewest trays whose GPUs (and, separately, CPUs) cover its
 /// totals; None when the rack cannot hold it or it would need more than `max_nodes`.
 /// (What `Ctx::need` computes greedily.)
@@ -71,11 +71,11 @@ pub fn one_rack_need(
     req: &JobRequest,
     d: usize,
 ) -> Option<usize> {
-    let trays: Vec<_> = topo.domains[d]
+    let trays: Vec<_> = topo.racks[d]
         .nodes
         .iter()
         .map(|&n| view.tray(n))
-        .filter(|t| t.candidate)
+        .filter(|t| t.offered)
         .collect();
     let base = req.min_nodes.max(req.demand.trays);
     if base > trays.len() {
@@ -91,14 +91,14 @@ pub fn one_rack_need(
 
 /// Is every `-w` node of `req` in domain `d`?
 fn holds_required(topo: &Topology, req: &JobRequest, d: usize) -> bool {
-    req.required.iter().all(|&n| topo.domain_of(n) == Some(d))
+    req.required.iter().all(|&n| topo.rack_of(n) == Some(d))
 }
 
 /// Every rack that can hold a job of one rack right now, with its need, in domain order:
 /// it holds every `-w` node and [`one_rack_need`] is met. For a single `--segment` piece
 /// the need is the segment size.
 pub fn one_rack_fits(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Vec<(usize, usize)> {
-    (0..topo.domains.len())
+    (0..topo.racks.len())
         .filter(|&d| holds_required(topo, req, d))
         .filter_map(|d| match req.segment {
             Some(s) => (free_trays(topo, view, d) >= s).then_some((d, s)),
@@ -112,7 +112,7 @@ pub fn required_racks(topo: &Topology, req: &JobRequest) -> Option<Vec<usize>> {
     let mut racks = req
         .required
         .iter()
-        .map(|&n| topo.domain_of(n))
+        .map(|&n| topo.rack_of(n))
         .collect::<Option<Vec<usize>>>()?;
     racks.sort_unstable();
     racks.dedup();
@@ -123,7 +123,7 @@ pub fn required_racks(topo: &Topology, req: &JobRequest) -> Option<Vec<usize>> {
 /// nodes in at most one rack) in the engine's sense.
 pub fn is_one_rack_job(topo: &Topology, req: &JobRequest) -> bool {
     req.segment.is_none()
-        && req.trays_needed(topo) <= topo.max_domain_size()
+        && req.trays_needed(topo) <= topo.max_rack_size()
         && required_racks(topo, req).is_some_and(|r| r.len() <= 1)
 }
 
@@ -141,17 +141,14 @@ pub fn is_one_rack_job(topo: &Topology, req: &JobRequest) -> bool {
 ///   that fits the largest rack but names several racks with `max_nodes` within it is never
 ///   runnable.
 pub fn placement_exists(topo: &Topology, view: &ClusterView, req: &JobRequest) -> bool {
-    let max_domain = topo.max_domain_size();
+    let max_rack = topo.max_rack_size();
     let Some(named) = required_racks(topo, req) else {
         return false;
     };
-    if max_domain == 0
-        || req.min_nodes == 0
-        || req.required.iter().any(|&n| !view.tray(n).candidate)
-    {
+    if max_rack == 0 || req.min_nodes == 0 || req.required.iter().any(|&n| !view.tray(n).offered) {
         return false;
     }
-    let free: Vec<usize> = (0..topo.domains.len())
+    let free: Vec<usize> = (0..topo.racks.len())
         .map(|d| free_trays(topo, view, d))
         .collect();
     match req.segment {
@@ -163,11 +160,11 @@ pub fn placement_exists(topo: &Topology, view: &ClusterView, req: &JobRequest) -
         None if is_one_rack_job(topo, req) => !one_rack_fits(topo, view, req).is_empty(),
         None => {
             let n = req.trays_needed(topo);
-            if named.len() > 1 && n <= max_domain && req.max_nodes <= max_domain {
+            if named.len() > 1 && n <= max_rack && req.max_nodes <= max_rack {
                 return false;
             }
             let most_racks = match topo.policy.multi_rack {
-                MultiRack::FewestRacks => n.div_ceil(max_domain).max(named.len()),
+                MultiRack::FewestRacks => n.div_ceil(max_rack).max(named.len()),
                 MultiRack::StartNow => free.len(),
             };
             let racks: Vec<usize> = (0..free.len()).collect();
@@ -232,7 +229,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
     ensure!(!alts.is_empty(), "Ok with no alternative");
 
     let n = req.trays_needed(topo);
-    let max_domain = topo.max_domain_size();
+    let max_rack = topo.max_rack_size();
     let named = required_racks(topo, req).unwrap_or_default();
     let one_rack = is_one_rack_job(topo, req);
     let free = |d: usize| free_trays(topo, view, d);
@@ -246,7 +243,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
         );
         for &node in &p.nodes {
             ensure!(
-                view.tray(node).candidate,
+                view.tray(node).offered,
                 "alternative {i}: node {node} is not offered"
             );
         }
@@ -269,7 +266,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
                 return Err(format!("alternative {i}: pieces exceed the nodes: {p:?}"));
             };
             ensure!(
-                piece.iter().all(|&x| topo.domain_of(x) == Some(d)),
+                piece.iter().all(|&x| topo.rack_of(x) == Some(d)),
                 "alternative {i}: a piece leaves its rack: {p:?}"
             );
             seen += k;
@@ -347,7 +344,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
                     ensure!(racks.contains(d), "rack {d} of a -w node unused: {p:?}");
                 }
                 if topo.policy.multi_rack == MultiRack::FewestRacks {
-                    let most = n.div_ceil(max_domain).max(named.len());
+                    let most = n.div_ceil(max_rack).max(named.len());
                     ensure!(
                         racks.len() <= most,
                         "{} racks, at most {most}: {p:?}",
@@ -383,22 +380,22 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
             );
         }
     } else if req.segment.is_none() && req.required.is_empty() && !view.weighted() {
-        let frees: Vec<usize> = (0..topo.domains.len()).map(free).collect();
+        let frees: Vec<usize> = (0..topo.racks.len()).map(free).collect();
         let chosen: Vec<usize> = alts[0].pieces.iter().map(|&(d, _)| d).collect();
         match topo.policy.multi_rack {
             MultiRack::FewestRacks => {
                 let in_group = |members: &[usize]| {
                     let f: Vec<usize> = members.iter().map(|&d| frees[d]).collect();
-                    fewest_racks_min_free(&f, n, max_domain)
+                    fewest_racks_min_free(&f, n, max_rack)
                 };
                 let mut best = None;
                 if topo.policy.prefer_same_group {
                     best = topo.groups.iter().filter_map(|(_, m)| in_group(m)).min();
                 }
-                let best = best.or_else(|| fewest_racks_min_free(&frees, n, max_domain));
+                let best = best.or_else(|| fewest_racks_min_free(&frees, n, max_rack));
                 let total: usize = chosen.iter().map(|&d| frees[d]).sum();
                 ensure!(
-                    chosen.len() == n.div_ceil(max_domain) && Some(total) == best,
+                    chosen.len() == n.div_ceil(max_rack) && Some(total) == best,
                     "fewest-racks chose {chosen:?} ({total} free), the tightest set has {best:?}"
                 );
             }

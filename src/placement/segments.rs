@@ -19,19 +19,15 @@ pub(super) fn oversized_segments(
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     for i in 0..count {
         let refs: Vec<&Hole> = left.iter().collect();
-        let set = fewest_racks::tightest_set(
-            &refs,
-            s,
-            topo.max_domain_size(),
-            topo.policy.prefer_degraded,
-        )
-        .ok_or_else(|| {
-            Reject::NotNow(format!(
-                "no {} racks have {s} free trays for segment {} of {count}",
-                s.div_ceil(topo.max_domain_size()),
-                i + 1
-            ))
-        })?;
+        let set =
+            fewest_racks::tightest_set(&refs, s, topo.max_rack_size(), topo.policy.prefer_degraded)
+                .ok_or_else(|| {
+                    Reject::NotNow(format!(
+                        "no {} racks have {s} free trays for segment {} of {count}",
+                        s.div_ceil(topo.max_rack_size()),
+                        i + 1
+                    ))
+                })?;
         for (d, k) in set {
             left[d].free -= k;
             left[d].broken = true;
@@ -76,7 +72,7 @@ pub(super) fn best_fit_segments(
 ) -> Result<Vec<(usize, usize)>, Reject> {
     let topo = ctx.topo;
     // Counting sort by (free, keep_whole), stable in domain order: slot = 2 * free + whole.
-    let slots = 2 * (topo.max_domain_size() + 1);
+    let slots = 2 * (topo.max_rack_size() + 1);
     let slot = |h: &Hole| 2 * h.free + usize::from(h.keep_whole(topo));
     let mut start = vec![0usize; slots + 1];
     for h in holes {

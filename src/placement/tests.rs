@@ -11,11 +11,7 @@ fn cluster(racks: usize) -> (Topology, ClusterView) {
 }
 
 fn domains_of(topo: &Topology, p: &Placement) -> Vec<usize> {
-    let mut d: Vec<usize> = p
-        .nodes
-        .iter()
-        .map(|n| topo.domain_of(*n).unwrap())
-        .collect();
+    let mut d: Vec<usize> = p.nodes.iter().map(|n| topo.rack_of(*n).unwrap()).collect();
     d.sort_unstable();
     d.dedup();
     d
@@ -23,8 +19,8 @@ fn domains_of(topo: &Topology, p: &Placement) -> Vec<usize> {
 
 fn allocate(view: &mut ClusterView, p: &Placement) {
     for &n in &p.nodes {
-        view.trays[n].candidate = false;
-        view.trays[n].in_use = true;
+        view.trays[n].offered = false;
+        view.trays[n].allocated = true;
     }
 }
 
@@ -56,7 +52,7 @@ fn full_rack_job_gets_exactly_one_whole_rack() {
 #[test]
 fn drained_tray_keeps_full_rack_jobs_out_of_that_rack() {
     let (topo, mut view) = cluster(2);
-    view.trays[4].candidate = false;
+    view.trays[4].offered = false;
     view.trays[4].unavailable = true;
     let p = &plan(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![1]);
@@ -77,7 +73,7 @@ fn two_rack_job_takes_two_whole_racks() {
 fn oversized_job_takes_whole_racks_then_best_fit_remainder() {
     let (topo, mut view) = cluster(4);
     for n in 18..24 {
-        view.trays[n].candidate = false; // rack2 has 12 free
+        view.trays[n].offered = false; // rack2 has 12 free
     }
     let p = &plan(&topo, &view, &JobRequest::nodes(30)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 12)]);
@@ -87,8 +83,8 @@ fn oversized_job_takes_whole_racks_then_best_fit_remainder() {
 fn fewest_racks_takes_the_tightest_set_or_waits() {
     let (topo, mut view) = cluster(4);
     for n in [18, 19, 54, 55] {
-        view.trays[n].candidate = false; // rack2 and rack4 have 16 free
-        view.trays[n].in_use = true;
+        view.trays[n].offered = false; // rack2 and rack4 have 16 free
+        view.trays[n].allocated = true;
     }
     // 32 trays: 16 + 16 keeps rack1 and rack3 whole; start-now takes 18 + 14.
     let p = &plan(&topo, &view, &JobRequest::nodes(32)).unwrap()[0];
@@ -133,7 +129,7 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
 fn segments_land_in_whole_multiples() {
     let (topo, mut view) = cluster(4);
     for n in 0..10 {
-        view.trays[n].candidate = false; // rack1 has 8 free
+        view.trays[n].offered = false; // rack1 has 8 free
     }
     let p = &plan(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
     for (_, k) in &p.pieces {
@@ -203,7 +199,7 @@ fn consolidate_policy_packs_segments_into_fewest_racks() {
     let topo = Topology::uniform(4, 18, policy);
     let mut view = ClusterView::all_free(72);
     for n in 0..14 {
-        view.trays[n].candidate = false; // rack1: 4 free
+        view.trays[n].offered = false; // rack1: 4 free
     }
     let p = &plan(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 16)]);
@@ -234,7 +230,7 @@ fn required_nodes_pin_the_rack_and_come_first() {
 fn flexible_requests_get_whole_racks_to_choose_from() {
     let (topo, mut view) = cluster(2);
     for n in 0..10 {
-        view.trays[n].candidate = false;
+        view.trays[n].offered = false;
     }
     let req = JobRequest {
         max_nodes: 4,
@@ -250,7 +246,7 @@ fn flexible_requests_get_whole_racks_to_choose_from() {
 fn small_flexible_jobs_never_span_racks() {
     let (topo, mut view) = cluster(2);
     for n in 0..36 {
-        view.trays[n].candidate = n == 0 || n == 18; // one free tray per rack
+        view.trays[n].offered = n == 0 || n == 18; // one free tray per rack
     }
     let req = JobRequest {
         max_nodes: 4,
@@ -300,9 +296,9 @@ fn ties_prefer_broken_racks_over_whole_ones() {
     let mut view = ClusterView::all_free(34);
     for n in [16, 17] {
         view.trays[n] = crate::model::Tray {
-            candidate: false,
+            offered: false,
             unavailable: false,
-            in_use: true,
+            allocated: true,
             ..crate::model::Tray::default()
         };
     }
@@ -341,9 +337,9 @@ fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
         trays: states
             .into_iter()
             .map(|s| crate::model::Tray {
-                candidate: s < 2,
+                offered: s < 2,
                 unavailable: s == 3,
-                in_use: s == 1 || s == 2,
+                allocated: s == 1 || s == 2,
                 ..crate::model::Tray::free(crate::model::Capacity::GB200_TRAY)
             })
             .collect(),
@@ -355,7 +351,7 @@ proptest! {
     #[test]
     fn required_nodes_are_always_included(view in arb_view(4), n in 1usize..72, picks in proptest::collection::vec(0usize..72, 0..6)) {
         let topo = Topology::uniform(4, 18, Policy::default());
-        let mut required: Vec<usize> = picks.into_iter().filter(|&p| view.tray(p).candidate).collect();
+        let mut required: Vec<usize> = picks.into_iter().filter(|&p| view.tray(p).offered).collect();
         required.sort_unstable();
         required.dedup();
         required.truncate(n);
@@ -366,7 +362,7 @@ proptest! {
         if n <= 18 {
             let mut named: Vec<usize> = required.iter().map(|&r| r / 18).collect();
             named.dedup();
-            let free = |d: usize| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count();
+            let free = |d: usize| (0..18).filter(|t| view.tray(d * 18 + t).offered).count();
             match named.len() {
                 0 => prop_assert_eq!(got.is_ok(), (0..4).any(|d| free(d) >= n)),
                 1 => prop_assert_eq!(got.is_ok(), free(named[0]) >= n),
@@ -390,7 +386,7 @@ proptest! {
         let topo = Topology::uniform(6, 18, Policy::default());
         let req = JobRequest { segment: seg, ..JobRequest::nodes(n) };
         // The reference: when does some placement exist right now?
-        let free: Vec<usize> = (0..6).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count()).collect();
+        let free: Vec<usize> = (0..6).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).offered).count()).collect();
         let exists = match seg {
             None if n <= 18 => Some(free.iter().any(|&f| f >= n)),
             None => None, // fewest racks: see oversized_jobs_use_the_fewest_racks
@@ -409,7 +405,7 @@ proptest! {
                 sorted.dedup();
                 prop_assert_eq!(sorted.len(), n, "no node twice");
                 for &node in &p.nodes {
-                    prop_assert!(view.tray(node).candidate, "only offered trays");
+                    prop_assert!(view.tray(node).offered, "only offered trays");
                 }
                 let doms = domains_of(&topo, &p);
                 match seg {
@@ -419,7 +415,7 @@ proptest! {
                         for (_, k) in &p.pieces { prop_assert_eq!(k % s, 0, "no segment spans racks"); }
                         let mut seen = 0;
                         for (d, k) in &p.pieces {
-                            let in_d = p.nodes[seen..seen + k].iter().all(|x| topo.domain_of(*x) == Some(*d));
+                            let in_d = p.nodes[seen..seen + k].iter().all(|x| topo.rack_of(*x) == Some(*d));
                             prop_assert!(in_d);
                             seen += k;
                         }
@@ -432,7 +428,7 @@ proptest! {
     #[test]
     fn a_fitting_job_is_placed_whenever_some_rack_can_hold_it(view in arb_view(4), n in 1usize..=18) {
         let topo = Topology::uniform(4, 18, Policy::default());
-        let fits = (0..4).any(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count() >= n);
+        let fits = (0..4).any(|d| (0..18).filter(|t| view.tray(d * 18 + t).offered).count() >= n);
         prop_assert_eq!(plan(&topo, &view, &JobRequest::nodes(n)).is_ok(), fits);
     }
 
@@ -448,7 +444,7 @@ proptest! {
         let topo = Topology::uniform(6, 18, Policy::default());
         let req = JobRequest::gpus(g, 6 * 18);
         let rack_gpus = |d: usize| -> u64 {
-            (0..18).map(|t| view.tray(d * 18 + t)).filter(|t| t.candidate).map(|t| u64::from(t.gpus)).sum()
+            (0..18).map(|t| view.tray(d * 18 + t)).filter(|t| t.offered).map(|t| u64::from(t.gpus)).sum()
         };
         let exists = (0..6).any(|d| rack_gpus(d) >= g);
         let got = plan(&topo, &view, &req);
@@ -466,7 +462,7 @@ proptest! {
 
     #[test]
     fn oversized_jobs_use_the_fewest_racks(view in arb_view(5), n in 19usize..90) {
-        let mut free: Vec<usize> = (0..5).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).candidate).count()).collect();
+        let mut free: Vec<usize> = (0..5).map(|d| (0..18).filter(|t| view.tray(d * 18 + t).offered).count()).collect();
         free.sort_unstable_by(|a, b| b.cmp(a));
         // fewest-racks (default): exactly ceil(n/18) racks, or wait when the fullest ones
         // cannot hold the job together.
@@ -542,8 +538,8 @@ fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
     let mut view = ClusterView::all_free(40);
     for r in 0..9 {
         for t in 1..4 {
-            view.trays[r * 4 + t].candidate = false;
-            view.trays[r * 4 + t].in_use = true;
+            view.trays[r * 4 + t].offered = false;
+            view.trays[r * 4 + t].allocated = true;
         }
     }
     for req in [JobRequest::gpus(8, 40), tasks_with_one_gpu_each(8)] {
@@ -555,7 +551,7 @@ fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
     // Twelve racks that each hold the job: all are offered, best fit first.
     let topo = Topology::uniform(12, 4, Policy::default());
     let mut view = ClusterView::all_free(48);
-    view.trays[40].candidate = false; // rack11 has 3 free: the best fit for 2 trays
+    view.trays[40].offered = false; // rack11 has 3 free: the best fit for 2 trays
     let alts = plan(&topo, &view, &JobRequest::gpus(8, 48)).unwrap();
     assert_eq!(alts.len(), 12);
     assert_eq!(domains_of(&topo, &alts[0]), vec![10]);
@@ -591,9 +587,9 @@ fn gpu_demand_counts_what_each_tray_has_left() {
     let topo = Topology::uniform(2, 8, Policy::default());
     let mut view = ClusterView::all_free(16);
     for t in 0..8 {
-        view.trays[t].candidate = t < 4;
+        view.trays[t].offered = t < 4;
         view.trays[t].gpus = 2;
-        view.trays[t].in_use = true;
+        view.trays[t].allocated = true;
     }
     let alts = plan(&topo, &view, &JobRequest::gpus(8, 16)).unwrap();
     assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
@@ -643,13 +639,13 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
         view.now = now;
         view.busy_until = vec![0; 72];
         for t in 0..13 {
-            view.trays[t].candidate = false;
-            view.trays[t].in_use = true;
+            view.trays[t].offered = false;
+            view.trays[t].allocated = true;
             view.busy_until[t] = now + hour / 2;
         }
         for t in 18..30 {
-            view.trays[t].candidate = false;
-            view.trays[t].in_use = true;
+            view.trays[t].offered = false;
+            view.trays[t].allocated = true;
             view.busy_until[t] = now + 10 * hour;
         }
         view
@@ -674,8 +670,8 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
     assert_eq!(rack_of(&tie), vec![0]);
     // With equal fits (rack1 at 6 free too), the tie-break takes rack2.
     let mut view = view_with_ends();
-    view.trays[12].candidate = true;
-    view.trays[12].in_use = false;
+    view.trays[12].offered = true;
+    view.trays[12].allocated = false;
     view.busy_until[12] = 0;
     assert_eq!(
         domains_of(&tie, &plan(&tie, &view, &req).unwrap()[0]),
@@ -705,7 +701,7 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
 fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
     let (topo, mut view) = cluster(2);
     for r in 0..2 {
-        view.trays[r * 18].in_use = true;
+        view.trays[r * 18].allocated = true;
         view.trays[r * 18].gpus = 1;
     }
     let req = JobRequest {
@@ -784,8 +780,8 @@ fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
     let topo = Topology::uniform(1, 3, Policy::default());
     let mut view = ClusterView::all_free(3);
     view.trays[0] = crate::model::Tray {
-        candidate: true,
-        in_use: true,
+        offered: true,
+        allocated: true,
         gpus: 1,
         cpus: 1,
         ..Default::default()
@@ -795,8 +791,8 @@ fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
         ..Default::default()
     };
     view.trays[2] = crate::model::Tray {
-        candidate: true,
-        in_use: true,
+        offered: true,
+        allocated: true,
         gpus: 0,
         cpus: 2,
         ..Default::default()
@@ -872,8 +868,8 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                     trays: trays[..nodes]
                         .iter()
                         .map(|&(state, gpus, cpus, _)| crate::model::Tray {
-                            candidate: state < 2,
-                            in_use: state == 1 || state == 2,
+                            offered: state < 2,
+                            allocated: state == 1 || state == 2,
                             unavailable: state == 3,
                             gpus: if state == 0 { 4 } else { gpus },
                             cpus: if state == 0 { 8 } else { cpus },

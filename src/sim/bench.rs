@@ -86,7 +86,7 @@ fn with_end_times(s: &mut Scenario, seed: u64) {
         .trays
         .iter()
         .map(|t| {
-            if t.in_use {
+            if t.allocated {
                 NOW + rng.gen_range(60..86_400)
             } else {
                 0
@@ -105,7 +105,7 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
     let mut view = ClusterView::all_free(total);
     for tray in view.trays.iter_mut() {
         if rng.gen_bool(0.02) {
-            tray.candidate = false;
+            tray.offered = false;
             tray.unavailable = true;
         }
     }
@@ -123,8 +123,8 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
         match plan(&topo, &view, &req) {
             Ok(alts) => {
                 for &t in &alts[0].nodes {
-                    view.trays[t].candidate = false;
-                    view.trays[t].in_use = true;
+                    view.trays[t].offered = false;
+                    view.trays[t].allocated = true;
                 }
                 busy += alts[0].nodes.len();
                 placed.push(alts[0].nodes.clone());
@@ -142,8 +142,8 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
             continue;
         }
         for t in nodes {
-            view.trays[t].candidate = true;
-            view.trays[t].in_use = false;
+            view.trays[t].offered = true;
+            view.trays[t].allocated = false;
             busy -= 1;
         }
     }

@@ -271,8 +271,8 @@ impl Placer {
             Kind::Nvl72 { topo, view, .. } => {
                 for (tray, &f) in view.trays.iter_mut().zip(free) {
                     *tray = Tray {
-                        candidate: f,
-                        in_use: !f,
+                        offered: f,
+                        allocated: !f,
                         ..Tray::free(Capacity::GB200_TRAY)
                     };
                 }
@@ -356,7 +356,7 @@ mod tests {
         assert!(nodes.iter().all(|&n| n < 18) && !nodes.contains(&4));
         let topo = Topology::uniform(4, 18, Policy::default());
         let mut view = ClusterView::all_free(72);
-        view.trays[4].candidate = false;
+        view.trays[4].offered = false;
         let plan = placement::plan(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
         assert_eq!(
             p.place(&free, Shape::nodes(32, Some(16))),

@@ -56,8 +56,8 @@ fn from_25_11_named_nodes_that_are_not_whole_segments_per_rack_never_run() {
 #[test]
 fn from_25_11_a_busy_named_node_makes_the_job_wait() {
     let (topo, mut view) = cluster_25_11(4);
-    view.trays[19].candidate = false;
-    view.trays[19].in_use = true;
+    view.trays[19].offered = false;
+    view.trays[19].allocated = true;
     let req = segmented_on(&[0, 1, 18, 19], 4, 2);
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
 }
@@ -91,7 +91,7 @@ fn from_25_11_each_segment_larger_than_a_rack_gets_the_fewest_racks() {
 fn from_25_11_a_segment_larger_than_a_rack_waits_for_its_racks() {
     let (topo, mut view) = cluster_25_11(4);
     for n in (0..72).filter(|n| n % 18 >= 9) {
-        view.trays[n].candidate = false; // every rack half busy: no two racks hold 20
+        view.trays[n].offered = false; // every rack half busy: no two racks hold 20
     }
     let req = JobRequest::segmented(20, 20);
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));

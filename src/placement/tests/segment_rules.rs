@@ -14,7 +14,7 @@ fn with_rule(n: usize, s: usize, rule: SegmentPlacement) -> JobRequest {
 fn spread_segments_take_a_rack_each_best_fit_first() {
     let (topo, mut view) = cluster(4);
     for n in 18..32 {
-        view.trays[n].candidate = false; // rack2 has 4 free: the tightest for a segment of 4
+        view.trays[n].offered = false; // rack2 has 4 free: the tightest for a segment of 4
     }
     let p = &plan(&topo, &view, &with_rule(12, 4, SegmentPlacement::Spread)).unwrap()[0];
     assert_eq!(p.pieces.len(), 3);
@@ -29,11 +29,11 @@ fn spread_segments_take_a_rack_each_best_fit_first() {
 fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
     let (topo, mut view) = cluster(4);
     for n in 0..16 {
-        view.trays[n].candidate = false; // rack1 has 2 free
+        view.trays[n].offered = false; // rack1 has 2 free
     }
     let req = with_rule(8, 2, SegmentPlacement::Spread);
     assert!(plan(&topo, &view, &req).is_ok());
-    view.trays[16].candidate = false;
+    view.trays[16].offered = false;
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
     let five = with_rule(10, 2, SegmentPlacement::Spread);
     assert!(matches!(plan(&topo, &view, &five), Err(Reject::Never(_))));
@@ -43,7 +43,7 @@ fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
 fn consolidate_segments_use_the_fewest_racks() {
     let (topo, mut view) = cluster(4);
     for n in 4..18 {
-        view.trays[n].candidate = false; // rack1 has 4 free: best fit would start there
+        view.trays[n].offered = false; // rack1 has 4 free: best fit would start there
     }
     let p = &plan(
         &topo,

@@ -35,10 +35,10 @@ fn one_rack_jobs_go_to_the_lightest_rack() {
 fn weight_comes_before_best_fit_and_best_fit_among_equal_weights() {
     let (topo, mut view) = weighted(4, |r, _| if r == 0 { 100 } else { 1 });
     for n in 4..18 {
-        view.trays[n].candidate = false; // rack1 (heavy) has exactly 4 free
+        view.trays[n].offered = false; // rack1 (heavy) has exactly 4 free
     }
     for n in 36..44 {
-        view.trays[n].candidate = false; // rack3 (light) has 10 free
+        view.trays[n].offered = false; // rack3 (light) has 10 free
     }
     let p = &plan(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![2], "the tightest light rack");
@@ -83,7 +83,7 @@ fn multi_rack_jobs_take_the_light_racks() {
 fn segments_take_the_light_racks_first() {
     let (topo, mut view) = weighted(4, |r, _| if r == 3 { 1 } else { 100 });
     for n in 54..68 {
-        view.trays[n].candidate = false; // the light rack4 has room for one segment of 4
+        view.trays[n].offered = false; // the light rack4 has room for one segment of 4
     }
     let p = &plan(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
     assert_eq!(p.pieces.len(), 2);
@@ -129,10 +129,10 @@ proptest! {
         view.set_weights(weights);
         let best = (0..4)
             .filter_map(|d| {
-                let mut w: Vec<u64> = topo.domains[d]
+                let mut w: Vec<u64> = topo.racks[d]
                     .nodes
                     .iter()
-                    .filter(|&&t| view.tray(t).candidate)
+                    .filter(|&&t| view.tray(t).offered)
                     .map(|&t| view.weight(t))
                     .collect();
                 w.sort_unstable();

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Checks that two builds of `nvl72` make the same placement decisions: runs the simulator on
+# the documented workloads (scripts/benchmarks.sh's, plus segments larger than a rack and the
+# spread policy) with both binaries and compares the `--json` reports byte for byte
+# (`--no-timing` leaves no timing in them). For refactors that must not change behaviour.
+#
+#   cp target/release/nvl72 /tmp/nvl72-before     # at the old commit
+#   bash scripts/same-decisions.sh /tmp/nvl72-before target/release/nvl72
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 BEFORE_NVL72 AFTER_NVL72" >&2; exit 2; }
+BEFORE=$1 AFTER=$2
+cd "$(dirname "$0")/.."
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+POLICIES=nvl72,block,naive,nvl72-start-now
+SPREAD=$OUT/spread.toml
+printf '[policy]\nsegment_placement = "spread"\nprefer_degraded = false\n' >"$SPREAD"
+
+declare -A WORKLOAD=(
+    [syn]="--workload synthetic --racks 278 --jobs 6000"
+    [seg]="--workload synthetic --racks 278 --jobs 6000 --segment 32-72=4"
+    [gpu]="--workload synthetic --racks 278 --jobs 6000 --gpu-sized 0.5"
+    [phi]="--workload philly --racks 8"
+    [phg]="--workload philly --racks 8 --gpu-sized 1"
+    [ph4]="--workload philly --racks 32 --scale-sizes 4"
+    [spr]="--workload synthetic --racks 64 --jobs 2000 --segment 8-16=4 --segment 32-72=4 --segment 144+=16 --policy-file $SPREAD"
+)
+differ=0 same=0
+for w in "${!WORKLOAD[@]}"; do
+    for lam in 0 0.05; do
+        for bin in before after; do
+            b=$BEFORE; [ $bin = after ] && b=$AFTER
+            # shellcheck disable=SC2086 # WORKLOAD holds several arguments
+            "$b" simulate ${WORKLOAD[$w]} --load 1.2 --lambda "$lam" --seed 1 \
+                --policies "$POLICIES" --no-timing --quiet --json "$OUT/$w-$lam-$bin.json" >/dev/null
+        done
+        if cmp -s "$OUT/$w-$lam-before.json" "$OUT/$w-$lam-after.json"; then
+            same=$((same + 1))
+        else
+            differ=$((differ + 1))
+            echo "DIFFERENT: $w lambda $lam" >&2
+            diff <(jq -S . "$OUT/$w-$lam-before.json") <(jq -S . "$OUT/$w-$lam-after.json") | head -20 >&2
+        fi
+    done
+done
+echo "$same identical, $differ different"
+[ "$differ" -eq 0 ]
