@@ -143,7 +143,12 @@ impl Topology {
         self.max_rack
     }
 
-    /// How many trays of domain `d` are candidates in `view`.
+    /// Every configured tray of every rack.
+    pub fn total_trays(&self) -> usize {
+        self.racks.iter().map(|r| r.nodes.len()).sum()
+    }
+
+    /// How many trays of rack `d` are offered in `view`.
     pub fn offered_in(&self, d: usize, view: &ClusterView) -> usize {
         match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
             Some(trays) => trays.iter().filter(|t| t.offered).count(),

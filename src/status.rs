@@ -229,10 +229,10 @@ fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> 
     let mut usable = vec![waiting.is_empty(); topo.racks.len()];
     for job in waiting {
         let req = request(job);
-        if let Ok(plan) = placement::choose(topo, view, &req) {
+        if let Ok(plan) = placement::plan(topo, view, &req) {
             for i in 0..plan.len() {
-                for (d, _) in plan.placement(i).pieces {
-                    usable[d] = true;
+                for piece in plan.placement(i).pieces {
+                    usable[piece.rack] = true;
                 }
             }
         }
@@ -253,7 +253,7 @@ fn waiting_for_topology(
         .filter(|job| waits_for_trays(job))
         .filter(|job| {
             let req = request(job);
-            req.trays_needed(topo) <= free && placement::choose(topo, view, &req).is_err()
+            req.trays_needed(topo) <= free && placement::plan(topo, view, &req).is_err()
         })
         .cloned()
         .collect()
@@ -271,7 +271,7 @@ fn largest_job(topo: &Topology, view: &ClusterView, segment: usize) -> usize {
                 0 => JobRequest::nodes(n),
                 s => JobRequest::segmented(n, s),
             };
-            placement::choose(topo, view, &req).is_ok()
+            placement::plan(topo, view, &req).is_ok()
         })
         .unwrap_or(0)
 }

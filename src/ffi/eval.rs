@@ -364,7 +364,7 @@ unsafe fn place(call: &Call, te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c
             view.busy_until = end_times::busy_until().unwrap_or_default();
             req.ends_at = end_times::ends_at((*te).job_ptr, view.now);
         }
-        let alternatives = match placement::choose(&st.topo, &view, &req) {
+        let alternatives = match placement::plan(&st.topo, &view, &req) {
             Ok(a) => a,
             Err(Reject::Never(why)) => {
                 log::info!("JobId={job_id}: {why}");

@@ -8,26 +8,29 @@
 //! up to at most `D = k*M - n`, which is below `M`. So only racks with a deficit of at most
 //! `D` matter, and the search runs over deficit values (at most 18 for NVL72), not racks.
 
-use super::Hole;
+use super::room::Room;
+use super::Piece;
+use crate::model::Topology;
 
 /// Stop the search after this many steps and keep the best set found so far (only reachable
 /// with unusually large racks; 18-tray racks need at most a few thousand).
 const SEARCH_BUDGET: usize = 100_000;
 
-/// The pieces `(domain, nodes)` of the tightest `ceil(n / max_rack)`-rack set among `holes`
-/// (fullest racks first, the remainder last), or `None` if no such set exists now.
+/// The pieces of the tightest `ceil(n / max_rack)`-rack set among `rooms` (fullest racks
+/// first, the remainder last), or `None` if no such set exists now.
 pub(super) fn tightest_set(
-    holes: &[&Hole],
+    rooms: &[&Room],
     n: usize,
     max_rack: usize,
-    prefer_degraded: bool,
-) -> Option<Vec<(usize, usize)>> {
+    topo: &Topology,
+) -> Option<Vec<Piece>> {
+    let prefer_degraded = topo.policy.prefer_degraded;
     let k = n.div_ceil(max_rack);
     let budget = k * max_rack - n;
-    // buckets[d]: racks missing d free trays, broken ones first (with prefer_degraded) so
-    // that a whole rack of a smaller size is kept when a degraded one does as well.
-    let mut buckets: Vec<Vec<&Hole>> = vec![Vec::new(); budget + 1];
-    for h in holes {
+    // buckets[d]: racks missing d free trays, in tie-break order (with prefer_degraded, not
+    // whole first, so that a whole rack of a smaller size is kept when another does as well).
+    let mut buckets: Vec<Vec<&Room>> = vec![Vec::new(); budget + 1];
+    for h in rooms {
         if let Some(bucket) = max_rack
             .checked_sub(h.free)
             .and_then(|d| buckets.get_mut(d))
@@ -35,9 +38,8 @@ pub(super) fn tightest_set(
             bucket.push(h);
         }
     }
-    // Then lighter racks (node weights), then configuration order.
     for bucket in &mut buckets {
-        bucket.sort_by_key(|h| (prefer_degraded && !h.broken, h.weight, h.domain));
+        bucket.sort_by_key(|h| h.tie_break(topo));
     }
     let values: Vec<usize> = (1..=budget)
         .rev()
@@ -65,7 +67,10 @@ pub(super) fn tightest_set(
         .flat_map(|(&d, &c)| buckets[d].iter().take(c));
     for h in whole.chain(chosen) {
         let take = h.free.min(left);
-        pieces.push((h.domain, take));
+        pieces.push(Piece {
+            rack: h.rack,
+            trays: take,
+        });
         left -= take;
     }
     (left == 0).then_some(pieces)
@@ -73,7 +78,7 @@ pub(super) fn tightest_set(
 
 /// Depth-first search over how many racks of each deficit value to use.
 struct Search<'a> {
-    buckets: &'a [Vec<&'a Hole>],
+    buckets: &'a [Vec<&'a Room>],
     /// Non-empty deficit values, largest first.
     values: &'a [usize],
     k: usize,
@@ -122,23 +127,35 @@ impl Search<'_> {
 mod tests {
     use super::*;
 
-    fn holes(free: &[usize]) -> Vec<Hole> {
+    use crate::config::Policy;
+
+    fn rooms(free: &[usize]) -> Vec<Room> {
         free.iter()
             .enumerate()
-            .map(|(d, &f)| Hole {
-                domain: d,
+            .map(|(r, &f)| Room {
+                rack: r,
                 free: f,
-                broken: f < 18,
+                whole: f == 18,
                 required: 0,
                 weight: 0,
             })
             .collect()
     }
 
+    fn racks(count: usize, prefer_degraded: bool) -> Topology {
+        let policy = Policy {
+            prefer_degraded,
+            ..Policy::default()
+        };
+        Topology::uniform(count, 18, policy)
+    }
+
+    /// The tightest set as `(rack, trays)` pairs.
     fn set(free: &[usize], n: usize) -> Option<Vec<(usize, usize)>> {
-        let hs = holes(free);
-        let refs: Vec<&Hole> = hs.iter().collect();
-        tightest_set(&refs, n, 18, true)
+        let rs = rooms(free);
+        let refs: Vec<&Room> = rs.iter().collect();
+        let pieces = tightest_set(&refs, n, 18, &racks(free.len(), true))?;
+        Some(pieces.iter().map(|p| (p.rack, p.trays)).collect())
     }
 
     #[test]
@@ -165,11 +182,11 @@ mod tests {
     fn fewer_whole_racks_on_equal_free_trays() {
         // 19 trays: {18, 1} and {10, 9} both leave 0; {10, 9} keeps the whole rack.
         assert_eq!(set(&[18, 10, 9, 1], 19), Some(vec![(1, 10), (2, 9)]));
-        let hs = holes(&[18, 10, 9, 1]);
-        let refs: Vec<&Hole> = hs.iter().collect();
+        let rs = rooms(&[18, 10, 9, 1]);
+        let refs: Vec<&Room> = rs.iter().collect();
         // Without prefer_degraded either exact set will do; it is still exact.
-        let p = tightest_set(&refs, 19, 18, false).unwrap();
-        assert_eq!(p.iter().map(|&(_, t)| t).sum::<usize>(), 19);
+        let p = tightest_set(&refs, 19, 18, &racks(4, false)).unwrap();
+        assert_eq!(p.iter().map(|p| p.trays).sum::<usize>(), 19);
     }
 
     /// Brute force over every k-subset: the search finds the minimal total free trays.
@@ -186,14 +203,14 @@ mod tests {
             let got = set(&free, n);
             assert_eq!(
                 got.as_ref()
-                    .map(|p| p.iter().map(|&(d, _)| free[d]).sum::<usize>()),
+                    .map(|p| p.iter().map(|&(r, _)| free[r]).sum::<usize>()),
                 best,
                 "free {free:?} n {n}"
             );
             if let Some(p) = got {
                 assert_eq!(p.len(), k);
                 assert_eq!(p.iter().map(|&(_, t)| t).sum::<usize>(), n);
-                assert!(p.iter().all(|&(d, t)| t <= free[d] && t > 0));
+                assert!(p.iter().all(|&(r, t)| t <= free[r] && t > 0));
             }
         }
     }

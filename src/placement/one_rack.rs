@@ -2,15 +2,16 @@
 //! layout, on what each tray offers it now), and every rack that can hold it, ranked by best
 //! fit on that need, or with `[policy] end_time` also by when the rack would come free.
 
-use super::{Choice, Ctx, Hole, JobRequest, Reject};
+use super::room::{Ctx, Room};
+use super::{JobRequest, Piece, Reject, WaitReason};
 use crate::config::EndTime;
 use crate::model::Tray;
 
 impl Ctx<'_> {
-    /// The fewest offered tray of `h`'s rack that could meet the request: its node
+    /// The fewest offered trays of `h`'s rack that could meet the request: its node
     /// minimum, or more when its GPUs, CPUs or task layout need more, counted on what each
     /// tray offers this job now (largest first). None when the rack cannot hold it.
-    fn need(&self, h: &Hole, req: &JobRequest, scratch: &mut Vec<u16>) -> Option<usize> {
+    fn need(&self, h: &Room, req: &JobRequest, scratch: &mut Vec<u16>) -> Option<usize> {
         let base = req.min_nodes.max(req.demand.trays);
         if base > h.free || base > req.max_nodes {
             return None;
@@ -18,18 +19,18 @@ impl Ctx<'_> {
         if !req.demand.binds(req.min_nodes) {
             return Some(base);
         }
-        let gpus = self.fewest(h.domain, req.demand.gpus, |t| t.gpus, scratch)?;
+        let gpus = self.fewest(h.rack, req.demand.gpus, |t| t.gpus, scratch)?;
         // Every offered tray has a CPU, so `base` trays cover up to `base` CPUs.
         let cpus = if req.demand.cpus <= base as u64 {
             0
         } else {
-            self.fewest(h.domain, req.demand.cpus, |t| t.cpus, scratch)?
+            self.fewest(h.rack, req.demand.cpus, |t| t.cpus, scratch)?
         };
         let need = base.max(gpus).max(cpus);
         (need <= req.max_nodes).then_some(need)
     }
 
-    /// The fewest offered tray of domain `d` whose `amount` adds up to `total`, or None.
+    /// The fewest offered trays of rack `d` whose `amount` adds up to `total`, or None.
     /// One pass when the trays are alike (the usual case: whole free trays); a sort of at
     /// most a rack's values only when they differ (shared trays).
     fn fewest(
@@ -99,12 +100,13 @@ impl Ctx<'_> {
         (u64::from(ends_at.saturating_sub(release)) / 60).min(MAX_DELAY_MINUTES)
     }
 
-    /// [`super::fit_key`] in one integer that sorts the same, with the end-time rule's
-    /// `delay` (minutes): `off` and `tie-break` rank by leftover, then delay (0 when off);
-    /// `align` by leftover weighed at `end_time_hours_per_tray` hours per tray plus delay.
-    /// Keep-whole and domain order break the remaining ties.
-    fn ranking_key(&self, h: &Hole, leftover: usize, rule: EndTime, delay: u64) -> u64 {
-        let tail = (u64::from(h.keep_whole(self.topo)) << 32) | h.domain as u64;
+    /// [`Room::fit_key`] in one integer, with the end-time rule's `delay` (minutes): `off`
+    /// and `tie-break` rank by leftover, then delay (0 when off); `align` by leftover
+    /// weighed at `end_time_hours_per_tray` hours per tray plus delay. Keep-whole and rack
+    /// order break the remaining ties; weights are a stable sort after it
+    /// ([`plan_one_rack`]), by the trays this job would get rather than the rack's sum.
+    fn ranking_key(&self, h: &Room, leftover: usize, rule: EndTime, delay: u64) -> u64 {
+        let tail = (u64::from(h.keep_whole(self.topo)) << 32) | h.rack as u64;
         // Bits 53-63: at most 2047, above any rack (MAX_TRAYS_PER_RACK).
         let leftover = (leftover as u64).min(2047);
         match rule {
@@ -119,24 +121,24 @@ impl Ctx<'_> {
 }
 
 /// A job that fits one rack: every rack that could hold it, best fit first. A rack holds it
-/// when it has every `-w` node and enough offered tray for [`Ctx::need`]; best fit is on
+/// when it has every `-w` node and enough offered trays for [`Ctx::need`]; best fit is on
 /// the trays left over after that need, so a `--gpus=8` job is ranked as the two trays it
 /// takes, not as the one node Slurm asks for. Every fitting rack is offered (Slurm's own
 /// check of cores, GPUs and memory is the last word), so the job never waits while a rack
 /// could hold it, and it is never spread over racks.
 pub(super) fn plan_one_rack(
     ctx: &Ctx,
-    holes: &[Hole],
+    rooms: &[Room],
     req: &JobRequest,
-) -> Result<Vec<Choice>, Reject> {
+) -> Result<Vec<Piece>, Reject> {
     let mut scratch = Vec::new();
     let timed = ctx.end_time_rule(req);
     // (packed best-fit key, trays to offer, trays needed) of a rack that holds the job.
-    let rank = |h: &Hole, scratch: &mut Vec<u16>| {
+    let rank = |h: &Room, scratch: &mut Vec<u16>| {
         let need = ctx.need(h, req, scratch)?;
         let take = if req.is_flexible() { h.free } else { need };
         let (rule, delay) = match timed {
-            Some((rule, ends_at)) => (rule, ctx.delay_minutes(h.domain, ends_at)),
+            Some((rule, ends_at)) => (rule, ctx.delay_minutes(h.rack, ends_at)),
             None => (EndTime::Off, 0),
         };
         Some((
@@ -145,7 +147,7 @@ pub(super) fn plan_one_rack(
             need,
         ))
     };
-    let offered = holes.iter().filter(|h| h.required == ctx.required.len());
+    let offered = rooms.iter().filter(|h| h.required == ctx.required.len());
     // (packed best-fit key, trays to offer): small items, so ranking every rack of a large
     // cluster stays cheap.
     let mut fits: Vec<(u64, u32)>;
@@ -157,7 +159,7 @@ pub(super) fn plan_one_rack(
         fits = offered
             .filter_map(|h| {
                 let (key, take, need) = rank(h, &mut scratch)?;
-                weights[h.domain] = ctx.weight_of_take(h.domain, need);
+                weights[h.rack] = ctx.weight_of_take(h.rack, need);
                 Some((key, take))
             })
             .collect();
@@ -171,16 +173,16 @@ pub(super) fn plan_one_rack(
     }
     if fits.is_empty() {
         let n = req.trays_needed(ctx.topo);
-        return Err(Reject::NotNow(format!(
-            "no rack has room for {n} trays ({})",
-            req.demand
-        )));
+        return Err(Reject::NotNow(WaitReason::NoRackRoom {
+            trays: n,
+            demand: req.demand.clone(),
+        }));
     }
     Ok(fits
         .into_iter()
-        .map(|(key, take)| Choice::Rack {
-            domain: rack_of(key),
-            take: take as usize,
+        .map(|(key, take)| Piece {
+            rack: rack_of(key),
+            trays: take as usize,
         })
         .collect())
 }

@@ -8,7 +8,7 @@
 //! `max_nodes >= min_nodes`, `-w` nodes are distinct and at most `min_nodes` of them, and
 //! every offered tray offers at least one CPU.
 
-use super::JobRequest;
+use super::{JobRequest, Piece};
 use crate::config::MultiRack;
 use crate::model::{ClusterView, Topology};
 
@@ -207,7 +207,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
             }
         };
     }
-    let got = super::plan(topo, view, req);
+    let got = super::placements(topo, view, req);
     let exists = placement_exists(topo, view, req);
     let alts = match got {
         Ok(alts) => alts,
@@ -256,7 +256,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
         // Pieces: distinct racks, nodes grouped by piece inside their rack.
         let mut seen = 0;
         let mut racks = Vec::new();
-        for &(d, k) in &p.pieces {
+        for &Piece { rack: d, trays: k } in &p.pieces {
             ensure!(
                 k > 0 && !racks.contains(&d),
                 "alternative {i}: bad pieces {p:?}"
@@ -284,7 +284,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
                     p.nodes.len()
                 );
                 ensure!(
-                    p.pieces.iter().all(|&(_, k)| k % s == 0),
+                    p.pieces.iter().all(|p| p.trays % s == 0),
                     "alternative {i}: a segment spans racks: {p:?}"
                 );
             }
@@ -293,7 +293,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
                     p.pieces.len() == 1,
                     "alternative {i}: a one-rack job spans racks: {p:?}"
                 );
-                let d = p.pieces[0].0;
+                let d = p.pieces[0].rack;
                 if p.exact {
                     ensure!(
                         !req.is_flexible() && p.nodes.len() == req.min_nodes,
@@ -334,7 +334,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
                         p.nodes.len()
                     );
                 } else {
-                    let all: usize = p.pieces.iter().map(|&(d, _)| free(d)).sum();
+                    let all: usize = p.pieces.iter().map(|p| free(p.rack)).sum();
                     ensure!(
                         req.is_flexible() && p.nodes.len() == all && all >= n,
                         "a flexible multi-rack job is offered every free tray of its racks"
@@ -358,7 +358,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
     // Ranking, where the reference knows the answer.
     if one_rack || req.segment == Some(req.min_nodes) {
         let fits = one_rack_fits(topo, view, req);
-        let mut offered: Vec<usize> = alts.iter().map(|p| p.pieces[0].0).collect();
+        let mut offered: Vec<usize> = alts.iter().map(|p| p.pieces[0].rack).collect();
         offered.sort_unstable();
         let expected: Vec<usize> = fits.iter().map(|&(d, _)| d).collect();
         ensure!(
@@ -373,7 +373,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
         if !timed && !view.weighted() {
             let leftover = |d: usize| free(d) - fits.iter().find(|f| f.0 == d).map_or(0, |f| f.1);
             let best = fits.iter().map(|&(d, _)| leftover(d)).min();
-            let first = leftover(alts[0].pieces[0].0);
+            let first = leftover(alts[0].pieces[0].rack);
             ensure!(
                 Some(first) == best,
                 "first rack leaves {first} trays, the best {best:?}"
@@ -381,7 +381,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
         }
     } else if req.segment.is_none() && req.required.is_empty() && !view.weighted() {
         let frees: Vec<usize> = (0..topo.racks.len()).map(free).collect();
-        let chosen: Vec<usize> = alts[0].pieces.iter().map(|&(d, _)| d).collect();
+        let chosen: Vec<usize> = alts[0].pieces.iter().map(|p| p.rack).collect();
         match topo.policy.multi_rack {
             MultiRack::FewestRacks => {
                 let in_group = |members: &[usize]| {

@@ -1,5 +1,7 @@
+use super::room::{Ctx, Room};
+use super::segments::best_fit_segments;
 use super::*;
-use crate::config::{EndTime, MultiRack, Policy};
+use crate::config::{EndTime, MultiRack, Policy, SegmentPlacement};
 use crate::model::{ClusterView, Topology};
 use proptest::prelude::*;
 
@@ -28,7 +30,7 @@ fn allocate(view: &mut ClusterView, p: &Placement) {
 fn small_jobs_fill_one_rack_before_opening_another() {
     let (topo, mut view) = cluster(4);
     for n in [4, 4, 4, 4, 2] {
-        let p = &plan(&topo, &view, &JobRequest::nodes(n)).unwrap()[0];
+        let p = &placements(&topo, &view, &JobRequest::nodes(n)).unwrap()[0];
         assert_eq!(domains_of(&topo, p), vec![0], "job of {n}");
         allocate(&mut view, p);
     }
@@ -38,13 +40,13 @@ fn small_jobs_fill_one_rack_before_opening_another() {
 fn full_rack_job_gets_exactly_one_whole_rack() {
     let (topo, mut view) = cluster(4);
     for r in 0..4 {
-        let p = &plan(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
+        let p = &placements(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
         assert_eq!(domains_of(&topo, p), vec![r]);
         assert_eq!(p.nodes.len(), 18);
         allocate(&mut view, p);
     }
     assert!(matches!(
-        plan(&topo, &view, &JobRequest::nodes(18)),
+        placements(&topo, &view, &JobRequest::nodes(18)),
         Err(Reject::NotNow(_))
     ));
 }
@@ -54,10 +56,10 @@ fn drained_tray_keeps_full_rack_jobs_out_of_that_rack() {
     let (topo, mut view) = cluster(2);
     view.trays[4].offered = false;
     view.trays[4].unavailable = true;
-    let p = &plan(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![1]);
     // 17 nodes: the degraded rack fits exactly and keeps the healthy one whole.
-    let p = &plan(&topo, &view, &JobRequest::nodes(17)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(17)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![0]);
     assert!(!p.nodes.contains(&4));
 }
@@ -65,7 +67,7 @@ fn drained_tray_keeps_full_rack_jobs_out_of_that_rack() {
 #[test]
 fn two_rack_job_takes_two_whole_racks() {
     let (topo, view) = cluster(4);
-    let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 18)]);
 }
 
@@ -75,7 +77,7 @@ fn oversized_job_takes_whole_racks_then_best_fit_remainder() {
     for n in 18..24 {
         view.trays[n].offered = false; // rack2 has 12 free
     }
-    let p = &plan(&topo, &view, &JobRequest::nodes(30)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(30)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 12)]);
 }
 
@@ -87,23 +89,26 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
         view.trays[n].allocated = true;
     }
     // 32 trays: 16 + 16 keeps rack1 and rack3 whole; start-now takes 18 + 14.
-    let p = &plan(&topo, &view, &JobRequest::nodes(32)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(32)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 16), (3, 16)]);
     let policy = Policy {
         multi_rack: MultiRack::StartNow,
         ..Policy::default()
     };
     let start_now = Topology::uniform(4, 18, policy);
-    let p = &plan(&start_now, &view, &JobRequest::nodes(32)).unwrap()[0];
+    let p = &placements(&start_now, &view, &JobRequest::nodes(32)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 14)]);
     // 54 trays need three racks with 54 free: only two are whole, so the job waits...
     assert!(matches!(
-        plan(&topo, &view, &JobRequest::nodes(54)),
-        Err(Reject::NotNow(m)) if m.contains("fewest-racks")
+        placements(&topo, &view, &JobRequest::nodes(54)),
+        Err(Reject::NotNow(WaitReason::NoFewestRacks {
+            racks: 3,
+            trays: 54
+        }))
     ));
     // ...where start-now spreads it over all four.
     assert_eq!(
-        plan(&start_now, &view, &JobRequest::nodes(54)).unwrap()[0]
+        placements(&start_now, &view, &JobRequest::nodes(54)).unwrap()[0]
             .pieces
             .len(),
         4
@@ -114,15 +119,18 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
         ..JobRequest::nodes(34)
     };
     assert_eq!(
-        plan(&topo, &view, &req).unwrap()[0].pieces,
+        placements(&topo, &view, &req).unwrap()[0].pieces,
         vec![(1, 16), (0, 18)]
     );
     let req = JobRequest {
         required: vec![20, 56],
         ..JobRequest::nodes(36)
     };
-    assert!(plan(&topo, &view, &req).is_err());
-    assert_eq!(plan(&start_now, &view, &req).unwrap()[0].pieces.len(), 3);
+    assert!(placements(&topo, &view, &req).is_err());
+    assert_eq!(
+        placements(&start_now, &view, &req).unwrap()[0].pieces.len(),
+        3
+    );
 }
 
 #[test]
@@ -131,8 +139,8 @@ fn segments_land_in_whole_multiples() {
     for n in 0..10 {
         view.trays[n].offered = false; // rack1 has 8 free
     }
-    let p = &plan(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
-    for (_, k) in &p.pieces {
+    let p = &placements(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
+    for &Piece { trays: k, .. } in &p.pieces {
         assert_eq!(k % 4, 0);
     }
     assert_eq!(p.nodes.len(), 12);
@@ -142,9 +150,9 @@ fn segments_land_in_whole_multiples() {
 #[test]
 fn twenty_nodes_in_segments_of_ten_split_ten_and_ten() {
     let (topo, view) = cluster(4);
-    let p = &plan(&topo, &view, &JobRequest::segmented(20, 10)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::segmented(20, 10)).unwrap()[0];
     assert_eq!(
-        p.pieces.iter().map(|x| x.1).collect::<Vec<_>>(),
+        p.pieces.iter().map(|x| x.trays).collect::<Vec<_>>(),
         vec![10, 10]
     );
 }
@@ -153,11 +161,11 @@ fn twenty_nodes_in_segments_of_ten_split_ten_and_ten() {
 fn invalid_segments_are_never_runnable() {
     let (topo, view) = cluster(4);
     assert!(matches!(
-        plan(&topo, &view, &JobRequest::segmented(5, 2)),
+        placements(&topo, &view, &JobRequest::segmented(5, 2)),
         Err(Reject::Never(_))
     ));
     assert!(matches!(
-        plan(&topo, &view, &JobRequest::segmented(4, 20)),
+        placements(&topo, &view, &JobRequest::segmented(4, 20)),
         Err(Reject::Never(_))
     ));
 }
@@ -166,8 +174,9 @@ fn invalid_segments_are_never_runnable() {
 #[test]
 fn requests_larger_than_the_racks_are_never_runnable() {
     let (topo, view) = cluster(4);
-    let never =
-        |topo: &Topology, req: JobRequest| matches!(plan(topo, &view, &req), Err(Reject::Never(_)));
+    let never = |topo: &Topology, req: JobRequest| {
+        matches!(placements(topo, &view, &req), Err(Reject::Never(_)))
+    };
     // Six segments of 12, but a rack of 18 holds only one.
     assert!(never(&topo, JobRequest::segmented(72, 12)));
     assert!(!never(&topo, JobRequest::segmented(48, 12)));
@@ -201,11 +210,11 @@ fn consolidate_policy_packs_segments_into_fewest_racks() {
     for n in 0..14 {
         view.trays[n].offered = false; // rack1: 4 free
     }
-    let p = &plan(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 16)]);
     // best-fit (the default) puts the first segment into rack1's 4-tray hole instead
     let topo = Topology::uniform(4, 18, Policy::default());
-    let p = &plan(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces[0], (0, 4));
 }
 
@@ -216,14 +225,17 @@ fn required_nodes_pin_the_rack_and_come_first() {
         required: vec![40],
         ..JobRequest::nodes(4)
     };
-    let p = &plan(&topo, &view, &req).unwrap()[0];
+    let p = &placements(&topo, &view, &req).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![2]);
     assert_eq!(p.nodes[0], 40);
     let split = JobRequest {
         required: vec![0, 40],
         ..JobRequest::nodes(4)
     };
-    assert!(matches!(plan(&topo, &view, &split), Err(Reject::Never(_))));
+    assert!(matches!(
+        placements(&topo, &view, &split),
+        Err(Reject::Never(_))
+    ));
 }
 
 #[test]
@@ -236,7 +248,7 @@ fn flexible_requests_get_whole_racks_to_choose_from() {
         max_nodes: 4,
         ..JobRequest::nodes(2)
     };
-    let alts = plan(&topo, &view, &req).unwrap();
+    let alts = placements(&topo, &view, &req).unwrap();
     assert!(!alts[0].exact);
     assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
     assert_eq!(alts[0].nodes.len(), 8);
@@ -252,7 +264,10 @@ fn small_flexible_jobs_never_span_racks() {
         max_nodes: 4,
         ..JobRequest::nodes(2)
     };
-    assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
+    assert!(matches!(
+        placements(&topo, &view, &req),
+        Err(Reject::NotNow(_))
+    ));
 }
 
 #[test]
@@ -262,7 +277,7 @@ fn multi_rack_jobs_cover_every_required_node() {
         required: vec![0, 1, 2, 3, 4, 18, 19, 20],
         ..JobRequest::nodes(20)
     };
-    let p = &plan(&topo, &view, &req).unwrap()[0];
+    let p = &placements(&topo, &view, &req).unwrap()[0];
     assert_eq!(p.nodes.len(), 20);
     for r in &req.required {
         assert!(
@@ -302,9 +317,9 @@ fn ties_prefer_broken_racks_over_whole_ones() {
             ..crate::model::Tray::default()
         };
     }
-    let p = &plan(&config(true), &view, &JobRequest::nodes(4)).unwrap()[0];
+    let p = &placements(&config(true), &view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 4)], "broken rack2 first");
-    let p = &plan(&config(false), &view, &JobRequest::nodes(4)).unwrap()[0];
+    let p = &placements(&config(false), &view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 4)], "knob off: configuration order");
 }
 
@@ -327,7 +342,7 @@ fn same_group_preferred_for_multi_rack_jobs() {
     for multi_rack in [MultiRack::FewestRacks, MultiRack::StartNow] {
         config.policy.multi_rack = multi_rack;
         let (topo, _) = Topology::resolve(&config, 72, |n| n[1..].parse().ok());
-        let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
+        let p = &placements(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
         assert_eq!(domains_of(&topo, p), vec![0, 3], "{multi_rack:?}");
     }
 }
@@ -356,7 +371,7 @@ proptest! {
         required.dedup();
         required.truncate(n);
         let req = JobRequest { required: required.clone(), ..JobRequest::nodes(n) };
-        let got = plan(&topo, &view, &req);
+        let got = placements(&topo, &view, &req);
         // Reference for jobs that fit a rack: placed exactly when one rack holds every
         // required node and n free trays; required nodes in two racks are never runnable.
         if n <= 18 {
@@ -393,7 +408,7 @@ proptest! {
             Some(s) if n % s != 0 => Some(false),
             Some(s) => Some(free.iter().map(|f| f / s).sum::<usize>() >= n / s),
         };
-        let got = plan(&topo, &view, &req);
+        let got = placements(&topo, &view, &req);
         if let Some(exists) = exists {
             prop_assert_eq!(got.is_ok(), exists, "placed exactly when a placement exists");
         }
@@ -412,10 +427,10 @@ proptest! {
                     None if n <= 18 => prop_assert_eq!(doms.len(), 1, "a job that fits a rack stays in one"),
                     None => {} // fewest racks: see oversized_jobs_use_the_fewest_racks
                     Some(s) => {
-                        for (_, k) in &p.pieces { prop_assert_eq!(k % s, 0, "no segment spans racks"); }
+                        for &Piece { trays: k, .. } in &p.pieces { prop_assert_eq!(k % s, 0, "no segment spans racks"); }
                         let mut seen = 0;
-                        for (d, k) in &p.pieces {
-                            let in_d = p.nodes[seen..seen + k].iter().all(|x| topo.rack_of(*x) == Some(*d));
+                        for &Piece { rack: d, trays: k } in &p.pieces {
+                            let in_d = p.nodes[seen..seen + k].iter().all(|x| topo.rack_of(*x) == Some(d));
                             prop_assert!(in_d);
                             seen += k;
                         }
@@ -429,7 +444,7 @@ proptest! {
     fn a_fitting_job_is_placed_whenever_some_rack_can_hold_it(view in arb_view(4), n in 1usize..=18) {
         let topo = Topology::uniform(4, 18, Policy::default());
         let fits = (0..4).any(|d| (0..18).filter(|t| view.tray(d * 18 + t).offered).count() >= n);
-        prop_assert_eq!(plan(&topo, &view, &JobRequest::nodes(n)).is_ok(), fits);
+        prop_assert_eq!(placements(&topo, &view, &JobRequest::nodes(n)).is_ok(), fits);
     }
 
     #[test]
@@ -447,7 +462,7 @@ proptest! {
             (0..18).map(|t| view.tray(d * 18 + t)).filter(|t| t.offered).map(|t| u64::from(t.gpus)).sum()
         };
         let exists = (0..6).any(|d| rack_gpus(d) >= g);
-        let got = plan(&topo, &view, &req);
+        let got = placements(&topo, &view, &req);
         prop_assert_eq!(got.is_ok(), exists, "placed exactly when one rack holds {} GPUs", g);
         if let Ok(alts) = got {
             let fitting = (0..6).filter(|&d| rack_gpus(d) >= g).count();
@@ -468,7 +483,7 @@ proptest! {
         // cannot hold the job together.
         let topo = Topology::uniform(5, 18, Policy::default());
         let k = n.div_ceil(18);
-        match plan(&topo, &view, &JobRequest::nodes(n)) {
+        match placements(&topo, &view, &JobRequest::nodes(n)) {
             Ok(alts) => prop_assert_eq!(alts[0].pieces.len(), k),
             Err(_) => prop_assert!(free.iter().take(k).sum::<usize>() < n),
         }
@@ -477,7 +492,7 @@ proptest! {
         let topo = Topology::uniform(5, 18, policy);
         let mut need = 0; let mut acc = 0;
         for f in &free { if acc >= n { break; } acc += f; need += 1; }
-        match plan(&topo, &view, &JobRequest::nodes(n)) {
+        match placements(&topo, &view, &JobRequest::nodes(n)) {
             Ok(alts) => prop_assert_eq!(alts[0].pieces.len(), need),
             Err(_) => prop_assert!(acc < n),
         }
@@ -486,26 +501,24 @@ proptest! {
 
 /// The straightforward O(segments x racks) form of [`best_fit_segments`]: the bucketed
 /// version must choose exactly the same racks.
-fn reference_best_fit(
-    ctx: &Ctx,
-    holes: &[Hole],
-    count: usize,
-    s: usize,
-) -> Option<Vec<(usize, usize)>> {
-    let mut used = vec![0usize; holes.len()];
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
+fn reference_best_fit(ctx: &Ctx, rooms: &[Room], count: usize, s: usize) -> Option<Vec<Piece>> {
+    let mut used = vec![0usize; rooms.len()];
+    let mut pieces: Vec<Piece> = Vec::new();
     for _ in 0..count {
-        let (i, h) = holes
+        let (i, h) = rooms
             .iter()
             .enumerate()
             .filter(|(i, h)| h.free - used[*i] >= s)
             .min_by_key(|(i, h)| {
-                let (leftover, keep_whole, weight, d) = fit_key(ctx.topo, h, h.free - used[*i] - s);
-                (leftover, used[*i] == 0, keep_whole, weight, d)
+                let (leftover, tie_break) = h.fit_key(ctx.topo, h.free - used[*i] - s);
+                (leftover, used[*i] == 0, tie_break)
             })?;
-        match pieces.iter_mut().find(|(d, _)| *d == h.domain) {
-            Some(piece) => piece.1 += s,
-            None => pieces.push((h.domain, s)),
+        match pieces.iter_mut().find(|p| p.rack == h.rack) {
+            Some(piece) => piece.trays += s,
+            None => pieces.push(Piece {
+                rack: h.rack,
+                trays: s,
+            }),
         }
         used[i] += s;
     }
@@ -523,9 +536,9 @@ proptest! {
         let policy = Policy { prefer_degraded, ..Policy::default() };
         let topo = Topology::uniform(12, 18, policy);
         let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false, by_cpus: false, weighted: false };
-        let holes = ctx.holes();
-        let got = best_fit_segments(&ctx, &holes, count, s).ok();
-        prop_assert_eq!(got, reference_best_fit(&ctx, &holes, count, s));
+        let rooms = ctx.rooms();
+        let got = best_fit_segments(&ctx, &rooms, count, s).ok();
+        prop_assert_eq!(got, reference_best_fit(&ctx, &rooms, count, s));
     }
 }
 
@@ -543,7 +556,7 @@ fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
         }
     }
     for req in [JobRequest::gpus(8, 40), tasks_with_one_gpu_each(8)] {
-        let alts = plan(&topo, &view, &req).unwrap();
+        let alts = placements(&topo, &view, &req).unwrap();
         assert_eq!(alts.len(), 1, "only rack10 holds 8 GPUs");
         assert_eq!(domains_of(&topo, &alts[0]), vec![9]);
         assert!(!alts[0].exact, "Slurm picks the trays within the rack");
@@ -552,13 +565,13 @@ fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
     let topo = Topology::uniform(12, 4, Policy::default());
     let mut view = ClusterView::all_free(48);
     view.trays[40].offered = false; // rack11 has 3 free: the best fit for 2 trays
-    let alts = plan(&topo, &view, &JobRequest::gpus(8, 48)).unwrap();
+    let alts = placements(&topo, &view, &JobRequest::gpus(8, 48)).unwrap();
     assert_eq!(alts.len(), 12);
     assert_eq!(domains_of(&topo, &alts[0]), vec![10]);
     // Nothing holds 20 GPUs in one 4-tray rack (16 at most): larger than a rack, the job
     // follows multi_rack like `-N 5` (two racks: rack11's 3 free trays and a whole one), and
     // Slurm picks the trays within those racks.
-    let p = &plan(&topo, &view, &JobRequest::gpus(20, 48)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::gpus(20, 48)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 4), (10, 3)]);
     assert_eq!(p.nodes.len(), 7);
     assert!(!p.exact);
@@ -591,11 +604,11 @@ fn gpu_demand_counts_what_each_tray_has_left() {
         view.trays[t].gpus = 2;
         view.trays[t].allocated = true;
     }
-    let alts = plan(&topo, &view, &JobRequest::gpus(8, 16)).unwrap();
+    let alts = placements(&topo, &view, &JobRequest::gpus(8, 16)).unwrap();
     assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
     assert_eq!(alts.len(), 2);
     // Ten GPUs: rack1 has only eight left, so rack2 is the only choice.
-    let alts = plan(&topo, &view, &JobRequest::gpus(10, 16)).unwrap();
+    let alts = placements(&topo, &view, &JobRequest::gpus(10, 16)).unwrap();
     assert_eq!(alts.len(), 1);
     assert_eq!(domains_of(&topo, &alts[0]), vec![1]);
 }
@@ -612,7 +625,7 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
         required: vec![0, 40],
         ..JobRequest::nodes(2)
     };
-    let p = &plan(&topo, &view, &req).unwrap()[0];
+    let p = &placements(&topo, &view, &req).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (2, 18)]);
     assert_eq!(
         (p.nodes[0], p.nodes[18]),
@@ -623,7 +636,7 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
         required: vec![0, 40],
         ..JobRequest::nodes(30)
     };
-    let p = &plan(&topo, &view, &exact).unwrap()[0];
+    let p = &placements(&topo, &view, &exact).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (2, 12)]);
 }
 
@@ -659,7 +672,7 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
         ..JobRequest::nodes(4)
     };
     let view = view_with_ends();
-    let rack_of = |topo: &Topology| domains_of(topo, &plan(topo, &view, &req).unwrap()[0]);
+    let rack_of = |topo: &Topology| domains_of(topo, &placements(topo, &view, &req).unwrap()[0]);
     // Off: best fit (rack1, one tray left over). Align: rack2.
     let off = Topology::uniform(4, 18, policy(EndTime::Off));
     assert_eq!(rack_of(&off), vec![0]);
@@ -674,7 +687,7 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
     view.trays[12].allocated = false;
     view.busy_until[12] = 0;
     assert_eq!(
-        domains_of(&tie, &plan(&tie, &view, &req).unwrap()[0]),
+        domains_of(&tie, &placements(&tie, &view, &req).unwrap()[0]),
         vec![1]
     );
     // Without end times (or for a job without a limit), every rule is plain best fit.
@@ -682,14 +695,14 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
     assert_eq!(
         domains_of(
             &align,
-            &plan(&align, &view_with_ends(), &no_limit).unwrap()[0]
+            &placements(&align, &view_with_ends(), &no_limit).unwrap()[0]
         ),
         vec![0]
     );
     let mut unknown = view_with_ends();
     unknown.busy_until.clear();
     assert_eq!(
-        domains_of(&align, &plan(&align, &unknown, &req).unwrap()[0]),
+        domains_of(&align, &placements(&align, &unknown, &req).unwrap()[0]),
         vec![0]
     );
 }
@@ -712,11 +725,11 @@ fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
         },
         ..JobRequest::nodes(2)
     };
-    let p = &plan(&topo, &view, &req).unwrap()[0];
+    let p = &placements(&topo, &view, &req).unwrap()[0];
     assert_eq!(p.nodes, vec![1, 2]);
     // A plain -N 2 still packs onto the shared tray first.
     assert_eq!(
-        plan(&topo, &view, &JobRequest::nodes(2)).unwrap()[0].nodes,
+        placements(&topo, &view, &JobRequest::nodes(2)).unwrap()[0].nodes,
         vec![0, 1]
     );
 }
@@ -756,7 +769,7 @@ fn never_runnable_check_counts_the_racks_named_by_required_nodes() {
         ..JobRequest::nodes(6)
     };
     assert_eq!(validate(&topo, &req), Ok(()));
-    assert_eq!(plan(&topo, &view, &req).unwrap()[0].nodes.len(), 6);
+    assert_eq!(placements(&topo, &view, &req).unwrap()[0].nodes.len(), 6);
     reference::check_plan(&topo, &view, &req).unwrap();
     // Racks of 6, 6 and 2 trays, -w in the small one: 8 nodes fit it plus one large rack,
     // 9 never fit two racks that include it.
@@ -805,7 +818,7 @@ fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
         },
         ..JobRequest::nodes(1)
     };
-    assert_eq!(plan(&topo, &view, &req).unwrap()[0].nodes, vec![2]);
+    assert_eq!(placements(&topo, &view, &req).unwrap()[0].nodes, vec![2]);
     reference::check_plan(&topo, &view, &req).unwrap();
 }
 

@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::latency::{summarize, LatencySummary};
 use crate::config::{EndTime, Policy};
 use crate::model::{ClusterView, Topology};
-use crate::placement::{choose, plan, JobRequest, Placement};
+use crate::placement::{placements, plan, JobRequest, Placement};
 
 /// The requests every scenario is timed with: `(trays, segment)`; see also [`GPU_SIZED`].
 pub const REQUESTS: [(usize, Option<usize>); 15] = [
@@ -43,7 +43,7 @@ pub const GPU_SIZED: [u64; 4] = [4, 8, 32, 144];
 
 /// One decision as the plugin makes it: rank the choices, build the first node set.
 pub fn decide(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Option<Placement> {
-    let plan = choose(topo, view, req).ok()?;
+    let plan = plan(topo, view, req).ok()?;
     Some(plan.placement(0))
 }
 
@@ -120,7 +120,7 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
         } else {
             JobRequest::nodes(n)
         };
-        match plan(&topo, &view, &req) {
+        match placements(&topo, &view, &req) {
             Ok(alts) => {
                 for &t in &alts[0].nodes {
                     view.trays[t].offered = false;

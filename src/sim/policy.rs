@@ -279,7 +279,7 @@ impl Placer {
                 // The best choice; within a flexible set Slurm takes the first trays that
                 // hold the job (exclusive 4-GPU trays: exactly `trays` of them).
                 let best = latency.time(|| {
-                    let plan = placement::choose(topo, view, &req).ok()?;
+                    let plan = placement::plan(topo, view, &req).ok()?;
                     Some(plan.placement(0))
                 })?;
                 let mut nodes = best.nodes;
@@ -357,7 +357,7 @@ mod tests {
         let topo = Topology::uniform(4, 18, Policy::default());
         let mut view = ClusterView::all_free(72);
         view.trays[4].offered = false;
-        let plan = placement::plan(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
+        let plan = placement::placements(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
         assert_eq!(
             p.place(&free, Shape::nodes(32, Some(16))),
             Some(plan[0].nodes.clone())

@@ -16,12 +16,12 @@ fn spread_segments_take_a_rack_each_best_fit_first() {
     for n in 18..32 {
         view.trays[n].offered = false; // rack2 has 4 free: the tightest for a segment of 4
     }
-    let p = &plan(&topo, &view, &with_rule(12, 4, SegmentPlacement::Spread)).unwrap()[0];
+    let p = &placements(&topo, &view, &with_rule(12, 4, SegmentPlacement::Spread)).unwrap()[0];
     assert_eq!(p.pieces.len(), 3);
     assert_eq!(p.pieces[0], (1, 4));
     assert_eq!(domains_of(&topo, p).len(), 3);
     // Without the flag, best fit packs them: rack2, then 2 into rack1.
-    let p = &plan(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
     assert_eq!(domains_of(&topo, p).len(), 2);
 }
 
@@ -32,11 +32,17 @@ fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
         view.trays[n].offered = false; // rack1 has 2 free
     }
     let req = with_rule(8, 2, SegmentPlacement::Spread);
-    assert!(plan(&topo, &view, &req).is_ok());
+    assert!(placements(&topo, &view, &req).is_ok());
     view.trays[16].offered = false;
-    assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
+    assert!(matches!(
+        placements(&topo, &view, &req),
+        Err(Reject::NotNow(_))
+    ));
     let five = with_rule(10, 2, SegmentPlacement::Spread);
-    assert!(matches!(plan(&topo, &view, &five), Err(Reject::Never(_))));
+    assert!(matches!(
+        placements(&topo, &view, &five),
+        Err(Reject::Never(_))
+    ));
 }
 
 #[test]
@@ -45,14 +51,14 @@ fn consolidate_segments_use_the_fewest_racks() {
     for n in 4..18 {
         view.trays[n].offered = false; // rack1 has 4 free: best fit would start there
     }
-    let p = &plan(
+    let p = &placements(
         &topo,
         &view,
         &with_rule(8, 4, SegmentPlacement::Consolidate),
     )
     .unwrap()[0];
     assert_eq!(domains_of(&topo, p).len(), 1);
-    let p = &plan(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
     assert_eq!(
         domains_of(&topo, p).len(),
         2,

@@ -25,9 +25,9 @@ fn equal_weights_are_not_kept() {
 fn one_rack_jobs_go_to_the_lightest_rack() {
     // The lab: gb[001-036] (racks 1 and 2) at weight 100, racks 3 and 4 at 1.
     let (topo, view) = weighted(4, |r, _| if r < 2 { 100 } else { 1 });
-    let p = &plan(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![2]);
-    let p = &plan(&topo, &view, &JobRequest::gpus(8, 72)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::gpus(8, 72)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![2]);
 }
 
@@ -40,20 +40,20 @@ fn weight_comes_before_best_fit_and_best_fit_among_equal_weights() {
     for n in 36..44 {
         view.trays[n].offered = false; // rack3 (light) has 10 free
     }
-    let p = &plan(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![2], "the tightest light rack");
     // Every fitting rack is still offered, the heavy one last.
-    let alts = plan(&topo, &view, &JobRequest::nodes(4)).unwrap();
+    let alts = placements(&topo, &view, &JobRequest::nodes(4)).unwrap();
     assert_eq!(domains_of(&topo, alts.last().unwrap()), vec![0]);
 }
 
 #[test]
 fn lighter_trays_of_a_rack_are_taken_first() {
     let (topo, view) = weighted(2, |r, t| if r == 0 && t >= 10 { 1 } else { 10 });
-    let p = &plan(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(p.nodes, vec![10, 11, 12, 13]);
     // A job needing more than the light trays gets them all, then the lightest others.
-    let p = &plan(&topo, &view, &JobRequest::nodes(10)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(10)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![0]);
     assert!((10..18).all(|n| p.nodes.contains(&n)));
 }
@@ -65,17 +65,17 @@ fn required_nodes_come_before_lighter_ones() {
         required: vec![0],
         ..JobRequest::nodes(2)
     };
-    let p = &plan(&topo, &view, &req).unwrap()[0];
+    let p = &placements(&topo, &view, &req).unwrap()[0];
     assert_eq!(p.nodes, vec![0, 1]);
 }
 
 #[test]
 fn multi_rack_jobs_take_the_light_racks() {
     let (topo, view) = weighted(4, |r, _| if r < 2 { 100 } else { 1 });
-    let p = &plan(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![2, 3]);
     // Heavier racks only when the light ones cannot hold the job.
-    let p = &plan(&topo, &view, &JobRequest::nodes(54)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::nodes(54)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![0, 2, 3]);
 }
 
@@ -85,10 +85,14 @@ fn segments_take_the_light_racks_first() {
     for n in 54..68 {
         view.trays[n].offered = false; // the light rack4 has room for one segment of 4
     }
-    let p = &plan(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
+    let p = &placements(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
     assert_eq!(p.pieces.len(), 2);
-    assert!(p.pieces.contains(&(3, 4)), "{:?}", p.pieces);
-    let p = &plan(&topo, &view, &JobRequest::segmented(4, 4)).unwrap()[0];
+    assert!(
+        p.pieces.contains(&Piece { rack: 3, trays: 4 }),
+        "{:?}",
+        p.pieces
+    );
+    let p = &placements(&topo, &view, &JobRequest::segmented(4, 4)).unwrap()[0];
     assert_eq!(domains_of(&topo, p), vec![3]);
 }
 
@@ -112,8 +116,8 @@ proptest! {
         };
         let mut heavy = view.clone();
         heavy.set_weights(weights);
-        let plain = plan(&topo, &view, &req).is_ok();
-        prop_assert_eq!(plan(&topo, &heavy, &req).is_ok(), plain);
+        let plain = placements(&topo, &view, &req).is_ok();
+        prop_assert_eq!(placements(&topo, &heavy, &req).is_ok(), plain);
     }
 
     /// A one-rack job uses no heavier tray than it must: the heaviest tray it gets is the
@@ -139,7 +143,7 @@ proptest! {
                 w.get(n - 1).copied()
             })
             .min();
-        match plan(&topo, &view, &JobRequest::nodes(n)) {
+        match placements(&topo, &view, &JobRequest::nodes(n)) {
             Ok(p) => prop_assert_eq!(Some(max_weight(&view, &p[0])), best),
             Err(_) => prop_assert_eq!(best, None),
         }

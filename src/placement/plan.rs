@@ -1,0 +1,228 @@
+//! The engine's answer for one job: ranked alternatives ([`Plan`]), each a node set
+//! ([`Placement`]) made of pieces, one per rack ([`Piece`]), built only when tried.
+
+use super::multi_rack::{plan_fewest_racks, plan_start_now};
+use super::one_rack::plan_one_rack;
+use super::room::{Ctx, Room};
+use super::segments::{best_fit_segments, oversized_segments, spread_segments};
+use super::validate::{required_rack_list, validate};
+use super::{JobRequest, Reject, WaitReason};
+use crate::config::{MultiRack, SegmentPlacement};
+use crate::model::{ClusterView, Topology};
+
+/// The trays a job gets in one rack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    pub rack: usize,
+    pub trays: usize,
+}
+
+/// `(rack, trays)`, so that tests can write pieces as pairs.
+impl PartialEq<(usize, usize)> for Piece {
+    fn eq(&self, &(rack, trays): &(usize, usize)) -> bool {
+        self.rack == rack && self.trays == trays
+    }
+}
+
+/// A set of nodes offered to Slurm's selection for one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub nodes: Vec<usize>,
+    /// True when every node is meant to be allocated; false when Slurm picks within the set.
+    pub exact: bool,
+    /// The job's pieces, in the order they were chosen.
+    pub pieces: Vec<Piece>,
+}
+
+impl Placement {
+    /// "rack1:4+rack2:4" for log lines.
+    pub fn describe(&self, topo: &Topology) -> String {
+        let parts: Vec<String> = self
+            .pieces
+            .iter()
+            .map(|p| format!("{}:{}", topo.racks[p.rack].name, p.trays))
+            .collect();
+        parts.join("+")
+    }
+}
+
+/// One ranked alternative of a [`Plan`], kept small until it is tried.
+#[derive(Debug, Clone)]
+enum Alternative {
+    /// `take` trays of one rack (all its free trays when the job is flexible).
+    OneRack {
+        rack: usize,
+        take: usize,
+    },
+    Pieces(Vec<Piece>),
+}
+
+/// Ranked node sets for one job, best first. Node lists are built only for the alternatives
+/// that are tried ([`Plan::placement`]): a job may be offered every rack of a large
+/// cluster, and usually the first one is taken.
+pub struct Plan<'a> {
+    ctx: Ctx<'a>,
+    alternatives: Vec<Alternative>,
+    /// Every node of an alternative is meant to be allocated (false: Slurm picks within it).
+    exact: bool,
+    /// Trays the job needs on whole free trays (see [`JobRequest::trays_needed`]).
+    pub trays_needed: usize,
+}
+
+impl Plan<'_> {
+    pub fn len(&self) -> usize {
+        self.alternatives.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.alternatives.is_empty()
+    }
+
+    /// The `i`-th best node set.
+    pub fn placement(&self, i: usize) -> Placement {
+        match &self.alternatives[i] {
+            &Alternative::OneRack { rack, take } => Placement {
+                nodes: self.ctx.take(rack, take),
+                exact: self.exact,
+                pieces: vec![Piece { rack, trays: take }],
+            },
+            Alternative::Pieces(pieces) => Placement {
+                exact: self.exact,
+                ..self.ctx.materialize(pieces.clone())
+            },
+        }
+    }
+
+    /// Every node set, built.
+    pub fn placements(&self) -> Vec<Placement> {
+        (0..self.len()).map(|i| self.placement(i)).collect()
+    }
+}
+
+/// Every node set for `req`, best first, built (tests, tools). The plugin uses [`plan`],
+/// which builds only the sets it tries.
+pub fn placements(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+) -> Result<Vec<Placement>, Reject> {
+    Ok(plan(topo, view, req)?.placements())
+}
+
+/// Ranks node sets for `req`. Never returns an empty plan on `Ok`.
+pub fn plan<'a>(
+    topo: &'a Topology,
+    view: &'a ClusterView,
+    req: &'a JobRequest,
+) -> Result<Plan<'a>, Reject> {
+    validate(topo, req)?;
+    let largest = topo.max_rack_size();
+    if req.required.iter().any(|&n| !view.tray(n).offered) {
+        return Err(Reject::NotNow(WaitReason::RequiredNotOffered));
+    }
+    let ctx = Ctx {
+        topo,
+        view,
+        required: &req.required,
+        by_capacity: req.segment.is_none() && req.demand.binds(req.min_nodes),
+        by_cpus: req.demand.gpus == 0,
+        weighted: view.weighted(),
+    };
+    let n = req.trays_needed(topo);
+    let fits_one_rack = n <= largest && required_rack_list(topo, req).len() <= 1;
+    let (alternatives, exact) = match req.segment {
+        Some(s) if req.min_nodes == s && s <= largest => {
+            let rooms = ctx.rooms();
+            (one_rack(&ctx, &rooms, &JobRequest::nodes(s))?, true)
+        }
+        None if fits_one_rack => {
+            let rooms = ctx.rooms();
+            (one_rack(&ctx, &rooms, req)?, !req.is_flexible())
+        }
+        _ => (
+            vec![Alternative::Pieces(lightest_pieces(&ctx, req, n)?)],
+            !req.is_flexible(),
+        ),
+    };
+    Ok(Plan {
+        ctx,
+        alternatives,
+        exact,
+        trays_needed: n,
+    })
+}
+
+/// Every rack that can hold a job that fits one, best first.
+fn one_rack(ctx: &Ctx, rooms: &[Room], req: &JobRequest) -> Result<Vec<Alternative>, Reject> {
+    let fits = plan_one_rack(ctx, rooms, req)?;
+    Ok(fits
+        .into_iter()
+        .map(|p| Alternative::OneRack {
+            rack: p.rack,
+            take: p.trays,
+        })
+        .collect())
+}
+
+/// The pieces of a job that takes several racks (larger than a rack, or several segments),
+/// from the lightest trays that can hold it: with weights, the plan is made on the trays of
+/// at most weight `w` for the least `w` that works (a binary search: more trays never make a
+/// plan fail), so heavier trays are used only when the lighter ones cannot hold the job.
+fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
+    let mut best = pieces_for(ctx, &ctx.rooms(), req, n)?;
+    if !ctx.weighted {
+        return Ok(best);
+    }
+    // The heaviest tier is every offered tray, which works; find the lightest that does.
+    let tiers = ctx.weight_tiers();
+    let (mut lo, mut hi) = (0, tiers.len().saturating_sub(1));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match pieces_for(ctx, &ctx.rooms_up_to(tiers[mid]), req, n) {
+            Ok(pieces) => {
+                best = pieces;
+                hi = mid;
+            }
+            Err(_) => lo = mid + 1,
+        }
+    }
+    Ok(best)
+}
+
+/// The pieces of a multi-rack job or of several segments, on `rooms`.
+fn pieces_for(ctx: &Ctx, rooms: &[Room], req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
+    if let Some(s) = req.segment {
+        if !ctx.required.is_empty() {
+            // -w names every node (validate): each rack's share is its whole segments.
+            let named = rooms.iter().filter(|r| r.required > 0);
+            return Ok(named
+                .map(|r| Piece {
+                    rack: r.rack,
+                    trays: r.required,
+                })
+                .collect());
+        }
+        let count = req.min_nodes / s;
+        if s > ctx.topo.max_rack_size() {
+            return oversized_segments(ctx, rooms, count, s);
+        }
+        return match req.segment_rule(ctx.topo) {
+            SegmentPlacement::BestFit => best_fit_segments(ctx, rooms, count, s),
+            SegmentPlacement::Consolidate => plan_start_now(ctx, rooms, count, s),
+            SegmentPlacement::Spread => spread_segments(ctx, rooms, count, s),
+        };
+    }
+    let mut pieces = match ctx.topo.policy.multi_rack {
+        MultiRack::FewestRacks => plan_fewest_racks(ctx, rooms, n)?,
+        MultiRack::StartNow => plan_start_now(ctx, rooms, n, 1)?,
+    };
+    if req.is_flexible() {
+        // Slurm picks the count (lightest trays first, as it orders them): offer every
+        // free tray of the chosen racks, so that trays with fewer GPUs or CPUs left do not
+        // make the set fall short.
+        for p in &mut pieces {
+            p.trays = ctx.topo.offered_in(p.rack, ctx.view);
+        }
+    }
+    Ok(pieces)
+}

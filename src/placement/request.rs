@@ -1,0 +1,78 @@
+//! What the engine is asked: the topology-relevant part of a job request (node counts,
+//! `--segment`, `-w`, the job's demand, its end, its own segment rule).
+
+use crate::config::SegmentPlacement;
+use crate::demand::Demand;
+use crate::model::Topology;
+
+/// The topology-relevant part of a job request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRequest {
+    pub min_nodes: usize,
+    /// Upper bound on nodes; equal to `min_nodes` for `-N n`.
+    pub max_nodes: usize,
+    /// `--segment`: every group of this many nodes must share a domain.
+    pub segment: Option<usize>,
+    /// `-w` nodes that must be part of the allocation.
+    pub required: Vec<usize>,
+    /// What the job needs besides a node count (GPUs, CPUs, task layout).
+    pub demand: Demand,
+    /// When the job is expected to end (start now plus its time limit), on the clock of
+    /// [`ClusterView::busy_until`]; None when unknown (no `end_time` rule then).
+    pub ends_at: Option<u32>,
+    /// The job's own segment rule (`--spread-segments`, `--consolidate-segments` on Slurm
+    /// 25.11+), which overrides `[policy] segment_placement`.
+    pub segment_placement: Option<SegmentPlacement>,
+}
+
+impl JobRequest {
+    pub fn nodes(n: usize) -> JobRequest {
+        JobRequest {
+            min_nodes: n,
+            max_nodes: n,
+            segment: None,
+            required: Vec::new(),
+            demand: Demand::default(),
+            ends_at: None,
+            segment_placement: None,
+        }
+    }
+
+    /// A job sized by GPUs alone (`--gpus=g`): Slurm leaves the node count open.
+    pub fn gpus(g: u64, max_nodes: usize) -> JobRequest {
+        JobRequest {
+            min_nodes: 1,
+            max_nodes,
+            demand: Demand {
+                gpus: g,
+                cpus: 1,
+                trays: 0,
+            },
+            ..JobRequest::nodes(1)
+        }
+    }
+
+    /// The fewest trays this job needs on whole free trays of `topo`: its node minimum, or
+    /// more when its GPUs, CPUs or task layout need more. Decides "one rack or several".
+    pub fn trays_needed(&self, topo: &Topology) -> usize {
+        self.min_nodes.max(self.demand.trays_at(topo.full_tray))
+    }
+
+    pub fn segmented(n: usize, segment: usize) -> JobRequest {
+        JobRequest {
+            segment: Some(segment),
+            ..JobRequest::nodes(n)
+        }
+    }
+
+    /// How this job's segments are placed: its own rule, else the policy's.
+    pub fn segment_rule(&self, topo: &Topology) -> SegmentPlacement {
+        self.segment_placement
+            .unwrap_or(topo.policy.segment_placement)
+    }
+
+    /// A node range or an open node count: Slurm decides how many nodes within the set.
+    pub fn is_flexible(&self) -> bool {
+        self.max_nodes > self.min_nodes && self.segment.is_none()
+    }
+}
