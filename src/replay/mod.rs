@@ -7,5 +7,5 @@
 #![forbid(unsafe_code)]
 
 pub mod observe;
-pub mod plan;
+pub mod schedule;
 pub mod timeline;

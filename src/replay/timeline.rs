@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use super::observe::{LogEvent, What};
-use super::plan::Plan;
+use super::schedule::Schedule;
 use crate::sim::metrics::{PolicyReport, Recorder, Snapshot};
 use crate::sim::policy::PolicyKind;
 
@@ -24,12 +24,12 @@ pub struct Observed {
     /// Slurm's job id of each stream job, by stream id (`None`: never submitted).
     pub slurm_ids: Vec<Option<u32>>,
     /// Tray changes as carried out, real milliseconds after the start.
-    pub tray_events: Vec<super::plan::TrayEvent>,
+    pub tray_events: Vec<super::schedule::TrayEvent>,
     /// Stream jobs cancelled after too many kills (Slurm's `MaxBatchRequeue`).
     pub held: Vec<usize>,
 }
 
-/// Checks of the log against the plan, for the report.
+/// Checks of the log against the schedule, for the report.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Fidelity {
     /// Real milliseconds between the planned and the logged submission: mean and max.
@@ -68,7 +68,7 @@ pub fn tray_of(node: &str) -> Option<usize> {
 
 /// The report of one real run.
 pub fn report(
-    plan: &Plan,
+    schedule: &Schedule,
     observed: &Observed,
     log: &[LogEvent],
     kind: PolicyKind,
@@ -82,7 +82,7 @@ pub fn report(
         .enumerate()
         .filter_map(|(job, id)| id.map(|id| (id, job)))
         .collect();
-    let stop = observed.t0_ms + plan.stop_ms as i64;
+    let stop = observed.t0_ms + schedule.stop_ms as i64;
     let mut fid = Fidelity::default();
     let mut late = Vec::new();
     let mut events: Vec<(i64, Ev)> = Vec::new();
@@ -96,7 +96,7 @@ pub fn report(
         let at = (e.at_ms - observed.t0_ms).max(0);
         let ev = match &e.what {
             What::Submitted => {
-                late.push(at - plan.jobs[job].submit_ms as i64);
+                late.push(at - schedule.jobs[job].submit_ms as i64);
                 Ev::Submit(job)
             }
             What::Started(nodes) => {
@@ -106,7 +106,7 @@ pub fn report(
                     .filter(|&t| t < total_trays)
                     .collect();
                 fid.unknown_nodes += nodes.len() - trays.len();
-                if !plan.stream[job].by_gpus && trays.len() != plan.stream[job].trays {
+                if !schedule.stream[job].by_gpus && trays.len() != schedule.stream[job].trays {
                     fid.wrong_size_starts += 1;
                 }
                 Ev::Start { job, trays }
@@ -131,7 +131,7 @@ pub fn report(
         fid.submit_late_max_ms = late.iter().copied().max().unwrap_or(0);
     }
 
-    let jobs = &plan.stream;
+    let jobs = &schedule.stream;
     let last_submit = jobs.last().map_or(0, |j| j.submit);
     let mut rec = Recorder::new(jobs.len(), last_submit, total_trays, trays_per_rack, 4);
     let mut state = State::new(jobs.len(), total_trays);
@@ -148,7 +148,7 @@ pub fn report(
     let mut i = 0;
     while i < events.len() {
         let at = events[i].0;
-        let t = plan.sim_ms(at as u64);
+        let t = schedule.sim_ms(at as u64);
         rec.advance(t);
         while i < events.len() && events[i].0 == at {
             match &events[i].1 {
@@ -199,7 +199,7 @@ pub fn report(
         }
         rec.set(t, state.snapshot(jobs));
     }
-    rec.advance(plan.horizon());
+    rec.advance(schedule.horizon());
     let mut report = rec.finish(kind, jobs, 0, None, series_bins);
     report.label = Some(format!("slurm {}", slurm_plugin(kind)));
     (report, fid)
@@ -259,13 +259,13 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::plan::{plan, PlanSpec};
+    use crate::replay::schedule::{schedule, ScheduleSpec};
     use crate::sim::failures::FailureModel;
     use crate::sim::job::{Job, HOUR};
 
-    fn two_jobs() -> Plan {
+    fn two_jobs() -> Schedule {
         let job = |id, submit, trays| Job::plain(id, submit, trays, HOUR, 2 * HOUR);
-        let spec = PlanSpec {
+        let spec = ScheduleSpec {
             racks: 2,
             trays_per_rack: 18,
             failures: FailureModel::None,
@@ -273,7 +273,7 @@ mod tests {
             scale: 60.0,
             drain: 2.0,
         };
-        plan(&[job(0, 0, 18), job(1, HOUR, 20)], &spec).unwrap()
+        schedule(&[job(0, 0, 18), job(1, HOUR, 20)], &spec).unwrap()
     }
 
     fn ev(at_ms: i64, job: u32, what: What) -> LogEvent {
@@ -323,7 +323,7 @@ mod tests {
         let obs = Observed {
             t0_ms: 0,
             slurm_ids: vec![Some(1), None],
-            tray_events: vec![crate::replay::plan::TrayEvent {
+            tray_events: vec![crate::replay::schedule::TrayEvent {
                 at_ms: 30_000,
                 tray: 0,
                 down: true,

@@ -84,15 +84,15 @@ impl FromStr for PolicyKind {
 
 /// How a job asks: trays, `--segment`, and whether it is sized by GPUs (no `-N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Shape {
+pub struct SimRequest {
     pub trays: usize,
     pub segment: Option<usize>,
     pub by_gpus: bool,
 }
 
-impl Shape {
-    pub fn of(job: &super::job::Job) -> Shape {
-        Shape {
+impl SimRequest {
+    pub fn of(job: &super::job::Job) -> SimRequest {
+        SimRequest {
             trays: job.trays,
             segment: job.segment,
             by_gpus: job.by_gpus,
@@ -100,8 +100,8 @@ impl Shape {
     }
 
     /// `-N trays` (with `--segment` when given).
-    pub fn nodes(trays: usize, segment: Option<usize>) -> Shape {
-        Shape {
+    pub fn nodes(trays: usize, segment: Option<usize>) -> SimRequest {
+        SimRequest {
             trays,
             segment,
             by_gpus: false,
@@ -117,7 +117,7 @@ pub struct Placer {
     trays: usize,
     latency: Latency,
     /// Shapes already tried on the whole, healthy, empty cluster.
-    fits_empty: BTreeMap<Shape, bool>,
+    fits_empty: BTreeMap<SimRequest, bool>,
 }
 
 enum Kind {
@@ -198,67 +198,67 @@ impl Placer {
     /// every tray healthy and free (e.g. 13 segments of 16 on 12 racks). Real Slurm leaves
     /// such a job pending forever, blocking the queue head until an admin cancels it; the
     /// simulator counts it as rejected instead.
-    pub fn never_runnable(&mut self, shape: Shape) -> bool {
-        if shape.trays == 0 || shape.trays > self.racks * self.trays {
+    pub fn never_runnable(&mut self, ask: SimRequest) -> bool {
+        if ask.trays == 0 || ask.trays > self.racks * self.trays {
             return true;
         }
         let rejected = match &self.kind {
             Kind::Nvl72 { topo, .. } => matches!(
-                placement::validate(topo, &self.request(shape)),
+                placement::validate(topo, &self.request(ask)),
                 Err(Reject::Never(_))
             ),
-            Kind::Block(cfg) => block::validate(cfg, shape.trays, shape.segment).is_err(),
+            Kind::Block(cfg) => block::validate(cfg, ask.trays, ask.segment).is_err(),
             Kind::Naive => false,
         };
         if rejected {
             return true;
         }
-        if let Some(&fits) = self.fits_empty.get(&shape) {
+        if let Some(&fits) = self.fits_empty.get(&ask) {
             return !fits;
         }
         let all = vec![true; self.racks * self.trays];
-        let fits = self.decide(&all, shape, None, false).is_some();
-        self.fits_empty.insert(shape, fits);
+        let fits = self.decide(&all, ask, None, false).is_some();
+        self.fits_empty.insert(ask, fits);
         !fits
     }
 
     /// The trays this policy gives the job now, or `None` if it must wait. Only the policy's
     /// own decision is timed, not the bookkeeping around it.
-    pub fn place(&mut self, free: &[bool], shape: Shape) -> Option<Vec<usize>> {
-        self.decide(free, shape, None, true)
+    pub fn place(&mut self, free: &[bool], ask: SimRequest) -> Option<Vec<usize>> {
+        self.decide(free, ask, None, true)
     }
 
     /// [`Placer::place`] for a job expected to end at `ends_at` (its start plus limit).
     pub fn place_until(
         &mut self,
         free: &[bool],
-        shape: Shape,
+        ask: SimRequest,
         ends_at: Millis,
     ) -> Option<Vec<usize>> {
-        self.decide(free, shape, Some(ends_at), true)
+        self.decide(free, ask, Some(ends_at), true)
     }
 
     /// The request the plugin would see: `-N n` (and `--segment`), or for a job sized by
     /// GPUs a minimum of one node, any count up to the cluster, and `4*n` GPUs.
-    fn request(&self, shape: Shape) -> JobRequest {
-        match (shape.segment, shape.by_gpus) {
-            (Some(s), _) => JobRequest::segmented(shape.trays, s),
-            (None, true) => JobRequest::gpus(4 * shape.trays as u64, self.racks * self.trays),
-            (None, false) => JobRequest::nodes(shape.trays),
+    fn request(&self, ask: SimRequest) -> JobRequest {
+        match (ask.segment, ask.by_gpus) {
+            (Some(s), _) => JobRequest::segmented(ask.trays, s),
+            (None, true) => JobRequest::gpus(4 * ask.trays as u64, self.racks * self.trays),
+            (None, false) => JobRequest::nodes(ask.trays),
         }
     }
 
     fn decide(
         &mut self,
         free: &[bool],
-        shape: Shape,
+        ask: SimRequest,
         ends_at: Option<Millis>,
         count: bool,
     ) -> Option<Vec<usize>> {
         debug_assert_eq!(free.len(), self.racks * self.trays);
         let req = JobRequest {
             ends_at: ends_at.map(seconds),
-            ..self.request(shape)
+            ..self.request(ask)
         };
         let mut untimed = Latency::new(false);
         let latency = if count {
@@ -266,7 +266,7 @@ impl Placer {
         } else {
             &mut untimed
         };
-        let trays = shape.trays;
+        let trays = ask.trays;
         match &mut self.kind {
             Kind::Nvl72 { topo, view, .. } => {
                 for (tray, &f) in view.trays.iter_mut().zip(free) {
@@ -286,11 +286,11 @@ impl Placer {
                 nodes.truncate(trays);
                 Some(nodes)
             }
-            Kind::Block(cfg) if shape.by_gpus && shape.segment.is_none() => {
+            Kind::Block(cfg) if ask.by_gpus && ask.segment.is_none() => {
                 latency.time(|| block::evaluate_gpu_sized(cfg, free, trays))
             }
             Kind::Block(cfg) => {
-                latency.time(|| block::evaluate(cfg, free, trays, shape.segment).ok())
+                latency.time(|| block::evaluate(cfg, free, trays, ask.segment).ok())
             }
             Kind::Naive => latency.time(|| first_fit(free, trays)),
         }
@@ -333,17 +333,17 @@ mod tests {
         free[3] = false;
         let mut p = placer(PolicyKind::Naive, 2);
         assert_eq!(
-            p.place(&free, Shape::nodes(4, None)),
+            p.place(&free, SimRequest::nodes(4, None)),
             Some(vec![0, 2, 4, 5])
         );
         // It straddles racks without a second thought and ignores segments.
         assert_eq!(
-            p.place(&free, Shape::nodes(20, Some(10))).unwrap()[15..],
+            p.place(&free, SimRequest::nodes(20, Some(10))).unwrap()[15..],
             [17, 18, 19, 20, 21]
         );
-        assert_eq!(p.place(&free, Shape::nodes(35, None)), None);
-        assert!(!p.never_runnable(Shape::nodes(20, Some(3))));
-        assert!(p.never_runnable(Shape::nodes(37, None)));
+        assert_eq!(p.place(&free, SimRequest::nodes(35, None)), None);
+        assert!(!p.never_runnable(SimRequest::nodes(20, Some(3))));
+        assert!(p.never_runnable(SimRequest::nodes(37, None)));
     }
 
     #[test]
@@ -352,21 +352,21 @@ mod tests {
         free[4] = false;
         let mut p = placer(PolicyKind::Nvl72, 4);
         // 17 trays: the degraded rack fits exactly (the engine's best fit).
-        let nodes = p.place(&free, Shape::nodes(17, None)).unwrap();
+        let nodes = p.place(&free, SimRequest::nodes(17, None)).unwrap();
         assert!(nodes.iter().all(|&n| n < 18) && !nodes.contains(&4));
         let topo = Topology::uniform(4, 18, Policy::default());
         let mut view = ClusterView::all_free(72);
         view.trays[4].offered = false;
         let plan = placement::placements(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
         assert_eq!(
-            p.place(&free, Shape::nodes(32, Some(16))),
+            p.place(&free, SimRequest::nodes(32, Some(16))),
             Some(plan[0].nodes.clone())
         );
-        assert!(p.never_runnable(Shape::nodes(20, Some(3))));
-        assert!(p.never_runnable(Shape::nodes(4, Some(20))));
+        assert!(p.never_runnable(SimRequest::nodes(20, Some(3))));
+        assert!(p.never_runnable(SimRequest::nodes(4, Some(20))));
         // Five segments of 16 need five racks.
-        assert!(p.never_runnable(Shape::nodes(80, Some(16))));
-        assert!(!p.never_runnable(Shape::nodes(64, Some(16))));
+        assert!(p.never_runnable(SimRequest::nodes(80, Some(16))));
+        assert!(!p.never_runnable(SimRequest::nodes(64, Some(16))));
         assert_eq!(p.latency().calls(), 2);
     }
 
@@ -379,17 +379,18 @@ mod tests {
             free[r * 18..r * 18 + 8].fill(false);
         }
         let mut engine = placer(PolicyKind::Nvl72, 4);
-        assert_eq!(engine.place(&free, Shape::nodes(36, None)), None);
-        assert!(!engine.never_runnable(Shape::nodes(36, None)));
+        assert_eq!(engine.place(&free, SimRequest::nodes(36, None)), None);
+        assert!(!engine.never_runnable(SimRequest::nodes(36, None)));
         let mut now = placer(PolicyKind::Nvl72StartNow, 4);
         assert_eq!(now.kind(), PolicyKind::Nvl72StartNow);
         assert_eq!(
-            now.place(&free, Shape::nodes(36, None)).map(|n| n.len()),
+            now.place(&free, SimRequest::nodes(36, None))
+                .map(|n| n.len()),
             Some(36)
         );
         assert_eq!(
-            now.place(&free, Shape::nodes(8, Some(4))),
-            engine.place(&free, Shape::nodes(8, Some(4)))
+            now.place(&free, SimRequest::nodes(8, Some(4))),
+            engine.place(&free, SimRequest::nodes(8, Some(4)))
         );
     }
 
@@ -398,10 +399,10 @@ mod tests {
         let free = vec![true; 72];
         let mut p = placer(PolicyKind::Block, 4);
         assert_eq!(
-            p.place(&free, Shape::nodes(18, None)),
+            p.place(&free, SimRequest::nodes(18, None)),
             block::choose(&free, 4, 18, 18, None)
         );
-        assert!(p.never_runnable(Shape::nodes(20, Some(3))));
+        assert!(p.never_runnable(SimRequest::nodes(20, Some(3))));
     }
 
     #[test]

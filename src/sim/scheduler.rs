@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 
 use super::job::{Job, Millis};
-use super::policy::{Placer, Shape};
+use super::policy::{Placer, SimRequest};
 
 /// A running job as the planner sees it.
 #[derive(Debug, Clone, Copy)]
@@ -87,7 +87,7 @@ fn try_place(placer: &mut Placer, map: &Map, job: &Job) -> Option<Vec<usize>> {
     if job.trays > map.count {
         return None;
     }
-    placer.place(&map.free, Shape::of(job))
+    placer.place(&map.free, SimRequest::of(job))
 }
 
 /// A job starting now: the placer also learns when it is expected to end (for the engine's
@@ -97,7 +97,7 @@ fn try_start(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<V
         return None;
     }
     let until = now.saturating_add(job.limit);
-    let trays = placer.place_until(&map.free, Shape::of(job), until)?;
+    let trays = placer.place_until(&map.free, SimRequest::of(job), until)?;
     placer.mark_busy(&trays, until);
     Some(trays)
 }
@@ -131,11 +131,11 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
         reserve(placer, &free, pass.running, &pass.jobs[head]).unwrap_or((Millis::MAX, Vec::new()));
     let mut outside = free.clone();
     outside.take(&reserved);
-    let mut failed: BTreeSet<(Shape, bool)> = BTreeSet::new();
+    let mut failed: BTreeSet<(SimRequest, bool)> = BTreeSet::new();
     for j in queue.take(pass.bf_depth) {
         let job = &pass.jobs[j];
         let before_shadow = pass.now.saturating_add(job.limit) <= shadow;
-        let shape = |before| (Shape::of(job), before);
+        let shape = |before| (SimRequest::of(job), before);
         if failed.contains(&shape(before_shadow)) || failed.contains(&shape(true)) {
             continue;
         }

@@ -271,7 +271,7 @@ impl<'a> Sim<'a> {
     fn arrive(&mut self, now: Millis, job: usize) {
         let j = &self.jobs[job];
         self.progress_at = now;
-        if self.placer.never_runnable(super::policy::Shape::of(j)) {
+        if self.placer.never_runnable(super::policy::SimRequest::of(j)) {
             self.rejected += 1;
             self.rec.rejected(job);
         } else {

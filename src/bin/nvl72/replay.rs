@@ -19,12 +19,12 @@ use serde::Serialize;
 
 use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
-use topology_nvl72::replay::plan::{plan, scale_for, Plan, PlanSpec};
+use topology_nvl72::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use topology_nvl72::replay::timeline::{report, Fidelity, Observed};
 use topology_nvl72::sim::job::{hours, set_offered_load, Job};
 use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::plot;
-use topology_nvl72::sim::policy::{Placer, PolicyKind, Shape};
+use topology_nvl72::sim::policy::{Placer, PolicyKind, SimRequest};
 use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
 use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 
@@ -84,7 +84,7 @@ pub struct ReplayArgs {
     /// Leave the labs running afterwards
     #[arg(long)]
     keep_labs: bool,
-    /// Print the plan and the simulator's prediction only; no lab
+    /// Print the schedule and the simulator's prediction only; no lab
     #[arg(long)]
     dry_run: bool,
     /// No progress bars
@@ -168,7 +168,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         None if a.minutes > 0.0 => scale_for(&jobs, a.minutes),
         None => return Err("--minutes must be positive".into()),
     };
-    let spec = PlanSpec {
+    let spec = ScheduleSpec {
         racks,
         trays_per_rack: 18,
         failures: cfg.failures,
@@ -176,30 +176,30 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         scale,
         drain: a.drain,
     };
-    let plan = plan(&jobs, &spec)?;
-    cfg.horizon = Some(plan.horizon());
-    let info = workload_info(name, details, &plan.stream, healthy, cfg.gpus_per_tray);
+    let schedule = schedule(&jobs, &spec)?;
+    cfg.horizon = Some(schedule.horizon());
+    let info = workload_info(name, details, &schedule.stream, healthy, cfg.gpus_per_tray);
     println!(
         "replay: {} jobs of `{}` (offered load {:.2}, {} left out: a compared policy could never run them on {} racks), {:.1} simulated hours in {:.1} real minutes (x{:.0}); failures: {} ({} tray changes)",
-        plan.jobs.len(),
+        schedule.jobs.len(),
         name,
         info.offered_load,
         left_out,
         racks,
-        hours(plan.horizon()),
-        plan.stop_ms as f64 / 60_000.0,
+        hours(schedule.horizon()),
+        schedule.stop_ms as f64 / 60_000.0,
         scale,
         describe_failures(&cfg.failures),
-        plan.tray_events.len()
+        schedule.tray_events.len()
     );
     let models: Vec<PolicyKind> = a.topologies.iter().map(|t| t.model()).collect();
     // The prediction as the simulator makes it (a pass after every event), and corrected
     // for slurmctld's one-second scheduling tick, which compression stretches.
-    let instant = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
+    let instant = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
     cfg.sched_period = Some((1000.0 * a.tick_s * scale).round() as u64);
     // A requeued job's begin time is one second after the requeue (see the module docs).
     cfg.requeue_delay = Some((1000.0 * scale).round() as u64);
-    let predicted = simulate_all(&cfg, &plan.stream, &models, true, &|_, _| {});
+    let predicted = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
         println!("{}", comparison(&[], &predicted, &instant, &[]));
@@ -221,11 +221,11 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
             dir: format!("{}-{}", a.lab_prefix, topo.name()),
             scripts: scripts.clone(),
             port_offset: a.port_offset,
-            bar: bar(&multi, topo, &plan),
+            bar: bar(&multi, topo, &schedule),
         })
         .collect();
     let run = |lab: &Lab| -> Result<(Observed, String), String> {
-        let result = lab.run(&plan, racks, a, cfg.max_requeue);
+        let result = lab.run(&schedule, racks, a, cfg.max_requeue);
         if !a.keep_labs {
             lab.down();
         }
@@ -256,7 +256,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
         let events = parse_log(&log)?;
         let (r, fid) = report(
-            &plan,
+            &schedule,
             &observed,
             &events,
             lab.topo.model(),
@@ -287,9 +287,9 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         workload: info,
         sim: cfg,
         scale,
-        real_minutes: plan.stop_ms as f64 / 60_000.0,
+        real_minutes: schedule.stop_ms as f64 / 60_000.0,
         jobs_left_out: left_out,
-        tray_events: plan.tray_events.len(),
+        tray_events: schedule.tray_events.len(),
         policies: all,
         without_tick: instant
             .iter()
@@ -317,7 +317,11 @@ fn runnable_at_load(jobs: Vec<Job>, racks: usize, healthy: f64, load: Option<f64
         .collect();
     let mut kept: Vec<Job> = jobs
         .into_iter()
-        .filter(|j| placers.iter_mut().all(|p| !p.never_runnable(Shape::of(j))))
+        .filter(|j| {
+            placers
+                .iter_mut()
+                .all(|p| !p.never_runnable(SimRequest::of(j)))
+        })
         .collect();
     let first = kept.first().map_or(0, |j| j.submit);
     for (id, j) in kept.iter_mut().enumerate() {
@@ -399,8 +403,8 @@ fn comparison(
     out
 }
 
-fn bar(multi: &MultiProgress, topo: Topo, plan: &Plan) -> ProgressBar {
-    let bar = multi.add(ProgressBar::new(plan.stop_ms / 1000));
+fn bar(multi: &MultiProgress, topo: Topo, schedule: &Schedule) -> ProgressBar {
+    let bar = multi.add(ProgressBar::new(schedule.stop_ms / 1000));
     bar.set_style(
         ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} s {msg}")
             .expect("valid template")

@@ -1,5 +1,5 @@
 //! One replay lab: a chroot with its own slurmctld and slurmds for one topology plugin
-//! (`scripts/lab-up.sh`), driven in real time through the plan: `sbatch` at each submission
+//! (`scripts/lab-up.sh`), driven in real time through the schedule: `sbatch` at each submission
 //! instant, drain and requeue at each failure, resume at each repair; then slurmctld's log.
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use indicatif::ProgressBar;
 
-use topology_nvl72::replay::plan::{Plan, ReplayJob, TrayEvent};
+use topology_nvl72::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use topology_nvl72::replay::timeline::Observed;
 
 use super::{ReplayArgs, Topo, SCHED_PARAMS};
@@ -103,7 +103,7 @@ impl Lab {
 
     pub(super) fn run(
         &self,
-        plan: &Plan,
+        schedule: &Schedule,
         racks: usize,
         a: &ReplayArgs,
         max_requeue: Option<u32>,
@@ -118,18 +118,18 @@ impl Lab {
         }
         let log_path = format!("{}/var/log/slurmctld.log", self.dir);
         let mut obs = Observed {
-            slurm_ids: vec![None; plan.jobs.len()],
+            slurm_ids: vec![None; schedule.jobs.len()],
             ..Observed::default()
         };
-        let mut kills = vec![0u32; plan.jobs.len()];
+        let mut kills = vec![0u32; schedule.jobs.len()];
         let mut errors = Vec::new();
         // Submissions and tray changes in time order (tray changes first at one instant).
-        let mut actions: Vec<(u64, u8, usize)> = plan
+        let mut actions: Vec<(u64, u8, usize)> = schedule
             .tray_events
             .iter()
             .enumerate()
             .map(|(i, e)| (e.at_ms, 0, i))
-            .chain(plan.jobs.iter().map(|j| (j.submit_ms, 1, j.id)))
+            .chain(schedule.jobs.iter().map(|j| (j.submit_ms, 1, j.id)))
             .collect();
         actions.sort();
         let start = Instant::now();
@@ -143,15 +143,15 @@ impl Lab {
             let now_ms = start.elapsed().as_millis() as u64;
             self.bar.set_position(now_ms / 1000);
             if kind == 1 {
-                match self.submit(&plan.jobs[i]) {
+                match self.submit(&schedule.jobs[i]) {
                     Ok(id) => obs.slurm_ids[i] = Some(id),
                     Err(e) => errors.push(e),
                 }
                 submitted += 1;
                 self.bar
-                    .set_message(format!("{submitted}/{} submitted", plan.jobs.len()));
+                    .set_message(format!("{submitted}/{} submitted", schedule.jobs.len()));
             } else {
-                let e = plan.tray_events[i];
+                let e = schedule.tray_events[i];
                 match self.tray_change(e.tray, e.down, &obs.slurm_ids, &mut kills, max_requeue) {
                     Ok(held) => obs.held.extend(held),
                     Err(err) => errors.push(err),
@@ -160,7 +160,7 @@ impl Lab {
             }
         }
         // Drain: until nothing is left or the stop time.
-        let stop = start + Duration::from_millis(plan.stop_ms);
+        let stop = start + Duration::from_millis(schedule.stop_ms);
         loop {
             let left = self
                 .slurm(&["squeue", "-h", "-t", "PD,R,CF,CG", "-o", "%i"])

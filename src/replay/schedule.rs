@@ -12,7 +12,7 @@ use crate::sim::job::{Job, Millis, MINUTE};
 /// One `sbatch`, in real time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayJob {
-    /// Index in [`Plan::stream`]; jobs are submitted in this order, so Slurm's job ids (and
+    /// Index in [`Schedule::stream`]; jobs are submitted in this order, so Slurm's job ids (and
     /// its FIFO priority) follow it.
     pub id: usize,
     pub trays: usize,
@@ -38,7 +38,7 @@ pub struct TrayEvent {
 
 /// How to compress a workload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlanSpec {
+pub struct ScheduleSpec {
     pub racks: usize,
     pub trays_per_rack: usize,
     pub failures: FailureModel,
@@ -53,7 +53,7 @@ pub struct PlanSpec {
 
 /// The compressed workload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub struct Schedule {
     pub scale: f64,
     pub jobs: Vec<ReplayJob>,
     /// Sorted by time, then tray.
@@ -64,7 +64,7 @@ pub struct Plan {
     pub stop_ms: Millis,
 }
 
-impl Plan {
+impl Schedule {
     /// The stop time in simulated milliseconds (the simulator's horizon).
     pub fn horizon(&self) -> Millis {
         self.sim_ms(self.stop_ms)
@@ -78,7 +78,7 @@ impl Plan {
 
 /// Compresses `jobs` (sorted by submit time, numbered from 0, every one runnable on the
 /// cluster) by `spec.scale`.
-pub fn plan(jobs: &[Job], spec: &PlanSpec) -> Result<Plan, String> {
+pub fn schedule(jobs: &[Job], spec: &ScheduleSpec) -> Result<Schedule, String> {
     if !(spec.scale.is_finite() && spec.scale >= 1.0) {
         return Err(format!(
             "time scale must be at least 1 (got {})",
@@ -124,7 +124,7 @@ pub fn plan(jobs: &[Job], spec: &PlanSpec) -> Result<Plan, String> {
     let last = replay.last().map_or(0, |j| j.submit_ms);
     let stop_ms = last + (last as f64 * spec.drain).round() as Millis;
     let horizon = back(stop_ms);
-    Ok(Plan {
+    Ok(Schedule {
         scale: spec.scale,
         jobs: replay,
         tray_events: tray_events(spec, horizon, real),
@@ -135,7 +135,7 @@ pub fn plan(jobs: &[Job], spec: &PlanSpec) -> Result<Plan, String> {
 
 /// Every tray change up to `horizon` (simulated), from the simulator's own timeline.
 fn tray_events(
-    spec: &PlanSpec,
+    spec: &ScheduleSpec,
     horizon: Millis,
     real: impl Fn(Millis) -> Millis,
 ) -> Vec<TrayEvent> {
@@ -183,8 +183,8 @@ mod tests {
         }
     }
 
-    fn spec(scale: f64) -> PlanSpec {
-        PlanSpec {
+    fn spec(scale: f64) -> ScheduleSpec {
+        ScheduleSpec {
             racks: 2,
             trays_per_rack: 18,
             failures: FailureModel::None,
@@ -197,7 +197,7 @@ mod tests {
     #[test]
     fn times_are_compressed_and_limits_rounded_up_to_real_minutes() {
         let jobs = [job(0, 0, 4, None), job(1, 10 * HOUR, 8, Some(4))];
-        let p = plan(&jobs, &spec(600.0)).unwrap();
+        let p = schedule(&jobs, &spec(600.0)).unwrap();
         assert_eq!(p.jobs[1].submit_ms, 60 * SECOND);
         assert_eq!(p.jobs[1].sleep_ms, 9 * SECOND);
         // 3 h / 600 = 18 s: one real minute, which is 10 simulated hours.
@@ -213,7 +213,7 @@ mod tests {
         let mut s = spec(100.0);
         s.failures = FailureModel::with_unavailability(0.2, Some(5.0)).unwrap();
         let jobs = [job(0, 0, 1, None), job(1, 400 * HOUR, 1, None)];
-        let p = plan(&jobs, &s).unwrap();
+        let p = schedule(&jobs, &s).unwrap();
         assert!(p.tray_events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
         // Each tray alternates down and up, starting with down.
         for tray in 0..36 {
@@ -237,6 +237,6 @@ mod tests {
     fn the_scale_fits_the_submissions_into_the_minutes() {
         let jobs = [job(0, 0, 1, None), job(1, 100 * HOUR, 1, None)];
         assert!((scale_for(&jobs, 10.0) - 600.0).abs() < 1e-9);
-        assert!(plan(&jobs, &spec(0.5)).is_err());
+        assert!(schedule(&jobs, &spec(0.5)).is_err());
     }
 }
