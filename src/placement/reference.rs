@@ -8,7 +8,7 @@
 //! `max_nodes >= min_nodes`, `-w` nodes are distinct and at most `min_nodes` of them, and
 //! every offered tray offers at least one CPU.
 
-use super::{JobRequest, Piece};
+use super::{JobRequest, Piece, Placement};
 use crate::config::MultiRack;
 use crate::model::{ClusterView, Topology};
 
@@ -195,168 +195,199 @@ pub fn all_free_like(topo: &Topology, view: &ClusterView) -> ClusterView {
     }
 }
 
-/// Runs [`super::plan`] on `req` and checks the result against the engine's invariants and
-/// the brute-force reference above; `Err` says which one failed. Used by the property tests
-/// and the `placement` fuzz target. Same preconditions as the module.
+/// `return Err(format!(...))` unless the condition holds.
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+/// Runs [`super::placements`] on `req` and checks the result against the engine's invariants
+/// and the brute-force reference above; `Err` says which one failed. Used by the property
+/// tests and the `placement` fuzz target. Same preconditions as the module.
 pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Result<(), String> {
     use super::Reject;
-    macro_rules! ensure {
-        ($cond:expr, $($fmt:tt)+) => {
-            if !$cond {
-                return Err(format!($($fmt)+));
-            }
-        };
-    }
-    let got = super::placements(topo, view, req);
     let exists = placement_exists(topo, view, req);
-    let alts = match got {
+    let alts = match super::placements(topo, view, req) {
         Ok(alts) => alts,
-        Err(Reject::NotNow(m)) => {
-            ensure!(!exists, "waits ({m}) but the reference finds a placement");
+        Err(Reject::NotNow(why)) => {
+            ensure!(!exists, "waits ({why}) but the reference finds a placement");
             return Ok(());
         }
-        Err(Reject::Never(m)) => {
-            ensure!(!exists, "never runnable ({m}) but placeable now");
+        Err(Reject::Never(why)) => {
+            ensure!(!exists, "never runnable ({why}) but placeable now");
             let empty = all_free_like(topo, view);
             ensure!(
                 !placement_exists(topo, &empty, req),
-                "never runnable ({m}) but placeable on an empty cluster"
+                "never runnable ({why}) but placeable on an empty cluster"
             );
             return Ok(());
         }
     };
     ensure!(exists, "placed but the reference finds no placement");
     ensure!(!alts.is_empty(), "Ok with no alternative");
-
-    let n = req.trays_needed(topo);
-    let max_rack = topo.max_rack_size();
-    let named = required_racks(topo, req).unwrap_or_default();
-    let one_rack = is_one_rack_job(topo, req);
-    let free = |d: usize| free_trays(topo, view, d);
     for (i, p) in alts.iter().enumerate() {
-        let mut sorted = p.nodes.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        ensure!(
-            sorted.len() == p.nodes.len(),
-            "alternative {i}: a node twice: {p:?}"
-        );
-        for &node in &p.nodes {
-            ensure!(
-                view.tray(node).offered,
-                "alternative {i}: node {node} is not offered"
-            );
-        }
-        for r in &req.required {
-            ensure!(
-                p.nodes.contains(r),
-                "alternative {i}: -w node {r} missing: {p:?}"
-            );
-        }
-        // Pieces: distinct racks, nodes grouped by piece inside their rack.
-        let mut seen = 0;
-        let mut racks = Vec::new();
-        for &Piece { rack: d, trays: k } in &p.pieces {
-            ensure!(
-                k > 0 && !racks.contains(&d),
-                "alternative {i}: bad pieces {p:?}"
-            );
-            racks.push(d);
-            let Some(piece) = p.nodes.get(seen..seen + k) else {
-                return Err(format!("alternative {i}: pieces exceed the nodes: {p:?}"));
-            };
-            ensure!(
-                piece.iter().all(|&x| topo.rack_of(x) == Some(d)),
-                "alternative {i}: a piece leaves its rack: {p:?}"
-            );
-            seen += k;
-        }
-        ensure!(
-            seen == p.nodes.len(),
-            "alternative {i}: nodes outside the pieces: {p:?}"
-        );
+        check_alternative(topo, view, req, p).map_err(|e| format!("alternative {i}: {e}"))?;
         match req.segment {
-            Some(s) => {
-                ensure!(p.exact, "alternative {i}: segments are exact");
-                ensure!(
-                    p.nodes.len() == req.min_nodes,
-                    "alternative {i}: {} nodes",
-                    p.nodes.len()
-                );
-                ensure!(
-                    p.pieces.iter().all(|p| p.trays % s == 0),
-                    "alternative {i}: a segment spans racks: {p:?}"
-                );
-            }
-            None if one_rack => {
-                ensure!(
-                    p.pieces.len() == 1,
-                    "alternative {i}: a one-rack job spans racks: {p:?}"
-                );
-                let d = p.pieces[0].rack;
-                if p.exact {
-                    ensure!(
-                        !req.is_flexible() && p.nodes.len() == req.min_nodes,
-                        "alternative {i}: exact with {} nodes for {}..={}",
-                        p.nodes.len(),
-                        req.min_nodes,
-                        req.max_nodes
-                    );
-                } else {
-                    ensure!(
-                        req.is_flexible() && p.nodes.len() == free(d),
-                        "alternative {i}: a flexible job is offered all free trays of its rack"
-                    );
-                }
-                if req.required.is_empty() {
-                    let gpus: u64 = p.nodes.iter().map(|&x| u64::from(view.tray(x).gpus)).sum();
-                    ensure!(
-                        gpus >= req.demand.gpus,
-                        "alternative {i}: offers {gpus} GPUs of {}",
-                        req.demand.gpus
-                    );
-                    if req.demand.gpus == 0 {
-                        let cpus: u64 = p.nodes.iter().map(|&x| u64::from(view.tray(x).cpus)).sum();
-                        ensure!(
-                            cpus >= req.demand.cpus,
-                            "alternative {i}: offers {cpus} CPUs of {}",
-                            req.demand.cpus
-                        );
-                    }
-                }
-            }
-            None => {
-                ensure!(alts.len() == 1, "a multi-rack job has one alternative");
-                if p.exact {
-                    ensure!(
-                        p.nodes.len() == n,
-                        "exact multi-rack with {} nodes, needs {n}",
-                        p.nodes.len()
-                    );
-                } else {
-                    let all: usize = p.pieces.iter().map(|p| free(p.rack)).sum();
-                    ensure!(
-                        req.is_flexible() && p.nodes.len() == all && all >= n,
-                        "a flexible multi-rack job is offered every free tray of its racks"
-                    );
-                }
-                for d in &named {
-                    ensure!(racks.contains(d), "rack {d} of a -w node unused: {p:?}");
-                }
-                if topo.policy.multi_rack == MultiRack::FewestRacks {
-                    let most = n.div_ceil(max_rack).max(named.len());
-                    ensure!(
-                        racks.len() <= most,
-                        "{} racks, at most {most}: {p:?}",
-                        racks.len()
-                    );
-                }
-            }
+            Some(s) => check_segments(req, p, s),
+            None if is_one_rack_job(topo, req) => check_one_rack(topo, view, req, p),
+            None => check_multi_rack(topo, view, req, p, alts.len()),
+        }
+        .map_err(|e| format!("alternative {i}: {e}"))?;
+    }
+    check_ranking(topo, view, req, &alts)
+}
+
+/// What holds for every alternative: distinct offered nodes, every `-w` node, pieces in
+/// distinct racks with their nodes grouped by piece.
+fn check_alternative(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+    p: &Placement,
+) -> Result<(), String> {
+    let mut sorted = p.nodes.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    ensure!(sorted.len() == p.nodes.len(), "a node twice: {p:?}");
+    for &node in &p.nodes {
+        ensure!(view.tray(node).offered, "node {node} is not offered");
+    }
+    for r in &req.required {
+        ensure!(p.nodes.contains(r), "-w node {r} missing: {p:?}");
+    }
+    let mut seen = 0;
+    let mut racks = Vec::new();
+    for &Piece { rack: d, trays: k } in &p.pieces {
+        ensure!(k > 0 && !racks.contains(&d), "bad pieces {p:?}");
+        racks.push(d);
+        let Some(piece) = p.nodes.get(seen..seen + k) else {
+            return Err(format!("pieces exceed the nodes: {p:?}"));
+        };
+        ensure!(
+            piece.iter().all(|&x| topo.rack_of(x) == Some(d)),
+            "a piece leaves its rack: {p:?}"
+        );
+        seen += k;
+    }
+    ensure!(seen == p.nodes.len(), "nodes outside the pieces: {p:?}");
+    Ok(())
+}
+
+fn check_segments(req: &JobRequest, p: &Placement, s: usize) -> Result<(), String> {
+    ensure!(p.exact, "segments are exact");
+    ensure!(p.nodes.len() == req.min_nodes, "{} nodes", p.nodes.len());
+    ensure!(
+        p.pieces.iter().all(|p| p.trays % s == 0),
+        "a segment spans racks: {p:?}"
+    );
+    Ok(())
+}
+
+/// One rack; exactly the node count, or all free trays for a flexible job; enough GPUs (or
+/// CPUs for a job without GPUs).
+fn check_one_rack(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+    p: &Placement,
+) -> Result<(), String> {
+    ensure!(p.pieces.len() == 1, "a one-rack job spans racks: {p:?}");
+    let d = p.pieces[0].rack;
+    if p.exact {
+        ensure!(
+            !req.is_flexible() && p.nodes.len() == req.min_nodes,
+            "exact with {} nodes for {}..={}",
+            p.nodes.len(),
+            req.min_nodes,
+            req.max_nodes
+        );
+    } else {
+        ensure!(
+            req.is_flexible() && p.nodes.len() == free_trays(topo, view, d),
+            "a flexible job is offered all free trays of its rack"
+        );
+    }
+    if req.required.is_empty() {
+        let sum = |f: fn(&crate::model::Tray) -> u16| -> u64 {
+            p.nodes.iter().map(|&x| u64::from(f(&view.tray(x)))).sum()
+        };
+        let gpus = sum(|t| t.gpus);
+        ensure!(
+            gpus >= req.demand.gpus,
+            "offers {gpus} GPUs of {}",
+            req.demand.gpus
+        );
+        if req.demand.gpus == 0 {
+            let cpus = sum(|t| t.cpus);
+            ensure!(
+                cpus >= req.demand.cpus,
+                "offers {cpus} CPUs of {}",
+                req.demand.cpus
+            );
         }
     }
+    Ok(())
+}
 
-    // Ranking, where the reference knows the answer.
-    if one_rack || req.segment == Some(req.min_nodes) {
+/// One alternative; the job's trays (all free trays of its racks when flexible); every rack
+/// of a `-w` node; with fewest-racks, no more racks than the rule allows.
+fn check_multi_rack(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+    p: &Placement,
+    alternatives: usize,
+) -> Result<(), String> {
+    let n = req.trays_needed(topo);
+    ensure!(alternatives == 1, "a multi-rack job has one alternative");
+    if p.exact {
+        ensure!(
+            p.nodes.len() == n,
+            "exact multi-rack with {} nodes, needs {n}",
+            p.nodes.len()
+        );
+    } else {
+        let all: usize = p
+            .pieces
+            .iter()
+            .map(|p| free_trays(topo, view, p.rack))
+            .sum();
+        ensure!(
+            req.is_flexible() && p.nodes.len() == all && all >= n,
+            "a flexible multi-rack job is offered every free tray of its racks"
+        );
+    }
+    let racks: Vec<usize> = p.pieces.iter().map(|p| p.rack).collect();
+    let named = required_racks(topo, req).unwrap_or_default();
+    for d in &named {
+        ensure!(racks.contains(d), "rack {d} of a -w node unused: {p:?}");
+    }
+    if topo.policy.multi_rack == MultiRack::FewestRacks {
+        let most = n.div_ceil(topo.max_rack_size()).max(named.len());
+        ensure!(
+            racks.len() <= most,
+            "{} racks, at most {most}: {p:?}",
+            racks.len()
+        );
+    }
+    Ok(())
+}
+
+/// The ranking, where the reference knows the answer: every fitting rack offered, best fit
+/// first (one-rack jobs), the tightest or fewest racks (multi-rack jobs).
+fn check_ranking(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+    alts: &[Placement],
+) -> Result<(), String> {
+    let n = req.trays_needed(topo);
+    let max_rack = topo.max_rack_size();
+    let free = |d: usize| free_trays(topo, view, d);
+    if is_one_rack_job(topo, req) || req.segment == Some(req.min_nodes) {
         let fits = one_rack_fits(topo, view, req);
         let mut offered: Vec<usize> = alts.iter().map(|p| p.pieces[0].rack).collect();
         offered.sort_unstable();
@@ -379,34 +410,37 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
                 "first rack leaves {first} trays, the best {best:?}"
             );
         }
-    } else if req.segment.is_none() && req.required.is_empty() && !view.weighted() {
-        let frees: Vec<usize> = (0..topo.racks.len()).map(free).collect();
-        let chosen: Vec<usize> = alts[0].pieces.iter().map(|p| p.rack).collect();
-        match topo.policy.multi_rack {
-            MultiRack::FewestRacks => {
-                let in_group = |members: &[usize]| {
-                    let f: Vec<usize> = members.iter().map(|&d| frees[d]).collect();
-                    fewest_racks_min_free(&f, n, max_rack)
-                };
-                let mut best = None;
-                if topo.policy.prefer_same_group {
-                    best = topo.groups.iter().filter_map(|(_, m)| in_group(m)).min();
-                }
-                let best = best.or_else(|| fewest_racks_min_free(&frees, n, max_rack));
-                let total: usize = chosen.iter().map(|&d| frees[d]).sum();
-                ensure!(
-                    chosen.len() == n.div_ceil(max_rack) && Some(total) == best,
-                    "fewest-racks chose {chosen:?} ({total} free), the tightest set has {best:?}"
-                );
+        return Ok(());
+    }
+    if req.segment.is_some() || !req.required.is_empty() || view.weighted() {
+        return Ok(());
+    }
+    let frees: Vec<usize> = (0..topo.racks.len()).map(free).collect();
+    let chosen: Vec<usize> = alts[0].pieces.iter().map(|p| p.rack).collect();
+    match topo.policy.multi_rack {
+        MultiRack::FewestRacks => {
+            let in_group = |members: &[usize]| {
+                let f: Vec<usize> = members.iter().map(|&d| frees[d]).collect();
+                fewest_racks_min_free(&f, n, max_rack)
+            };
+            let mut best = None;
+            if topo.policy.prefer_same_group {
+                best = topo.groups.iter().filter_map(|(_, m)| in_group(m)).min();
             }
-            MultiRack::StartNow => {
-                let fewest = fewest_racks_now(&frees, n);
-                ensure!(
-                    Some(chosen.len()) == fewest,
-                    "start-now used {} racks, {fewest:?} would do",
-                    chosen.len()
-                );
-            }
+            let best = best.or_else(|| fewest_racks_min_free(&frees, n, max_rack));
+            let total: usize = chosen.iter().map(|&d| frees[d]).sum();
+            ensure!(
+                chosen.len() == n.div_ceil(max_rack) && Some(total) == best,
+                "fewest-racks chose {chosen:?} ({total} free), the tightest set has {best:?}"
+            );
+        }
+        MultiRack::StartNow => {
+            let fewest = fewest_racks_now(&frees, n);
+            ensure!(
+                Some(chosen.len()) == fewest,
+                "start-now used {} racks, {fewest:?} would do",
+                chosen.len()
+            );
         }
     }
     Ok(())
