@@ -206,67 +206,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         return Ok(());
     }
 
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
-    let scripts = scripts_dir(a.scripts.as_deref())?;
-    let multi = MultiProgress::with_draw_target(if a.quiet || !std::io::stderr().is_terminal() {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    });
-    let labs: Vec<Lab> = a
-        .topologies
-        .iter()
-        .map(|&topo| Lab {
-            topo,
-            dir: format!("{}-{}", a.lab_prefix, topo.name()),
-            scripts: scripts.clone(),
-            port_offset: a.port_offset,
-            bar: bar(&multi, topo, &schedule),
-        })
-        .collect();
-    let run = |lab: &Lab| -> Result<(Observed, String), String> {
-        let result = lab.run(&schedule, racks, a, cfg.max_requeue);
-        if !a.keep_labs {
-            lab.down();
-        }
-        result
-    };
-    let results: Vec<Result<(Observed, String), String>> = if a.sequential {
-        labs.iter().map(run).collect()
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = labs.iter().map(|lab| s.spawn(|| run(lab))).collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("replay thread panicked".into()))
-                })
-                .collect()
-        })
-    };
-    let mut real = Vec::new();
-    let mut fidelity = Vec::new();
-    for (lab, result) in labs.iter().zip(results) {
-        let (observed, log) = result.map_err(|e| format!("{}: {e}", lab.topo.name()))?;
-        std::fs::write(
-            a.out.join(format!("{}-slurmctld.log", lab.topo.name())),
-            &log,
-        )
-        .map_err(|e| e.to_string())?;
-        let events = parse_log(&log)?;
-        let (r, fid) = report(
-            &schedule,
-            &observed,
-            &events,
-            lab.topo.model(),
-            18,
-            racks * 18,
-            200,
-        );
-        real.push(r);
-        fidelity.push((lab.topo, fid));
-    }
+    let (real, fidelity) = run_labs(a, &schedule, racks, cfg.max_requeue)?;
     let mut all = real.clone();
     all.extend(predicted.iter().cloned());
     print!("{}", table(&info, &cfg, all.clone()));
@@ -303,6 +243,81 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         std::fs::write(path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Each real run measured, and how well the log matched the schedule, per topology.
+type RealRuns = (Vec<PolicyReport>, Vec<(Topo, Fidelity)>);
+
+/// Runs the schedule in one lab per compared topology (in parallel unless `--sequential`),
+/// keeps each slurmctld log in `--out`, and measures each real run from it.
+fn run_labs(
+    a: &ReplayArgs,
+    schedule: &Schedule,
+    racks: usize,
+    max_requeue: Option<u32>,
+) -> Result<RealRuns, String> {
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let scripts = scripts_dir(a.scripts.as_deref())?;
+    let multi = MultiProgress::with_draw_target(if a.quiet || !std::io::stderr().is_terminal() {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    });
+    let labs: Vec<Lab> = a
+        .topologies
+        .iter()
+        .map(|&topo| Lab {
+            topo,
+            dir: format!("{}-{}", a.lab_prefix, topo.name()),
+            scripts: scripts.clone(),
+            port_offset: a.port_offset,
+            bar: bar(&multi, topo, schedule),
+        })
+        .collect();
+    let run = |lab: &Lab| -> Result<(Observed, String), String> {
+        let result = lab.run(schedule, racks, a, max_requeue);
+        if !a.keep_labs {
+            lab.down();
+        }
+        result
+    };
+    let results: Vec<Result<(Observed, String), String>> = if a.sequential {
+        labs.iter().map(run).collect()
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = labs.iter().map(|lab| s.spawn(|| run(lab))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("replay thread panicked".into()))
+                })
+                .collect()
+        })
+    };
+    let mut real = Vec::new();
+    let mut fidelity = Vec::new();
+    for (lab, result) in labs.iter().zip(results) {
+        let (observed, log) = result.map_err(|e| format!("{}: {e}", lab.topo.name()))?;
+        std::fs::write(
+            a.out.join(format!("{}-slurmctld.log", lab.topo.name())),
+            &log,
+        )
+        .map_err(|e| e.to_string())?;
+        let events = parse_log(&log)?;
+        let (r, fid) = report(
+            schedule,
+            &observed,
+            &events,
+            lab.topo.model(),
+            18,
+            racks * 18,
+            200,
+        );
+        real.push(r);
+        fidelity.push((lab.topo, fid));
+    }
+    Ok((real, fidelity))
 }
 
 /// Drops the jobs that some compared policy could never run on `racks` racks (the
