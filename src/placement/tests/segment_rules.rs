@@ -12,10 +12,9 @@ fn with_rule(n: usize, s: usize, rule: SegmentPlacement) -> JobRequest {
 
 #[test]
 fn spread_segments_take_a_rack_each_best_fit_first() {
-    let (topo, mut view) = cluster(4);
-    for n in 18..32 {
-        view.trays[n].offered = false; // rack2 has 4 free: the tightest for a segment of 4
-    }
+    let (topo, view) = testkit::uniform(4, 18)
+        .draw("rack2", "______ ______ __....") // 4 free: the tightest for a segment of 4
+        .parts();
     let p = &plan(&topo, &view, &with_rule(12, 4, SegmentPlacement::Spread)).unwrap()[0];
     assert_eq!(p.pieces.len(), 3);
     assert_eq!(p.pieces[0], (1, 4));
@@ -27,13 +26,11 @@ fn spread_segments_take_a_rack_each_best_fit_first() {
 
 #[test]
 fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
-    let (topo, mut view) = cluster(4);
-    for n in 0..16 {
-        view.trays[n].offered = false; // rack1 has 2 free
-    }
+    let kit = testkit::uniform(4, 18).draw("rack1", "______ ______ ____.."); // 2 free
+    let (topo, view) = kit.clone().parts();
     let req = with_rule(8, 2, SegmentPlacement::Spread);
     assert!(plan(&topo, &view, &req).is_ok());
-    view.trays[16].offered = false;
+    let view = kit.draw("rack1", "______ ______ _____.").view;
     assert!(matches!(plan(&topo, &view, &req), Err(Reject::NotNow(_))));
     let five = with_rule(10, 2, SegmentPlacement::Spread);
     assert!(matches!(plan(&topo, &view, &five), Err(Reject::Never(_))));
@@ -41,10 +38,9 @@ fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
 
 #[test]
 fn consolidate_segments_use_the_fewest_racks() {
-    let (topo, mut view) = cluster(4);
-    for n in 4..18 {
-        view.trays[n].offered = false; // rack1 has 4 free: best fit would start there
-    }
+    let (topo, view) = testkit::uniform(4, 18)
+        .draw("rack1", "....__ ______ ______") // 4 free: best fit would start there
+        .parts();
     let p = &plan(
         &topo,
         &view,
