@@ -36,6 +36,7 @@ use std::ops::Range;
 
 use crate::config::{Config, Policy, RackConfig};
 use crate::model::{Capacity, ClusterView, Topology, Tray};
+use crate::status::{Live, TrayState};
 
 /// A topology and a view of it, built from rack maps.
 #[derive(Debug, Clone)]
@@ -260,6 +261,51 @@ impl Kit {
             self.view.trays[n].offered = false;
             self.view.trays[n].allocated = true;
         }
+    }
+
+    /// The racks as configured (node names `n<index>`), e.g. for [`crate::status::compute`].
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The trays as `nvl72 status` reads them from Slurm, by node name: `.` free, `r` held,
+    /// `-` drained, `x` down, and each job character of `jobs` running that job (`+` and `*`
+    /// run every job of `jobs`). `_` is left out, as a node Slurm does not report.
+    pub fn live(&self, jobs: &[(char, u32)]) -> Live {
+        let all: Vec<u32> = jobs.iter().map(|j| j.1).collect();
+        let trays = self
+            .config
+            .racks
+            .iter()
+            .flat_map(|r| &r.nodes)
+            .zip(&self.chars)
+            .filter_map(|(name, &c)| {
+                let state = match c {
+                    '.' => TrayState::Free,
+                    'r' => TrayState::Held,
+                    '-' => TrayState::Drained,
+                    'x' => TrayState::Down,
+                    '_' => return None,
+                    '+' | '*' => TrayState::Busy(all.clone()),
+                    _ => TrayState::Busy(vec![
+                        jobs.iter()
+                            .find(|j| j.0 == c)
+                            .unwrap_or_else(|| panic!("no job drawn as {c:?}"))
+                            .1,
+                    ]),
+                };
+                Some((name.clone(), state))
+            })
+            .collect();
+        Live {
+            trays,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Which trays are offered, in node order: the simulator's free map.
+    pub fn offered(&self) -> Vec<bool> {
+        self.view.trays.iter().map(|t| t.offered).collect()
     }
 
     /// The view drawn back as rack maps (`A` for every allocated tray not offered), for
