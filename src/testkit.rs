@@ -33,6 +33,8 @@
 #![forbid(unsafe_code)]
 
 use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::config::{Config, Policy, RackConfig};
 use crate::model::{Capacity, ClusterView, Topology, Tray};
@@ -313,6 +315,17 @@ impl Kit {
     pub fn maps(&self) -> Vec<String> {
         maps(&self.topo, &self.view)
     }
+}
+
+/// A fresh empty directory under the system temp dir, `nvl72-<what>-test-<pid>-<n>` (no
+/// tempfile dependency).
+pub fn temp_dir(what: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("nvl72-{what}-test-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// `view` on `topo` drawn as rack maps (see [`Kit::maps`]).

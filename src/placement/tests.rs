@@ -16,6 +16,18 @@ fn domains_of(topo: &Topology, p: &Placement) -> Vec<usize> {
     d
 }
 
+/// `-N nodes` for a job of `gpus` GPUs and `cpus` CPUs in all.
+fn sized_by(nodes: usize, gpus: u64, cpus: u64) -> JobRequest {
+    JobRequest {
+        demand: Demand {
+            gpus,
+            cpus,
+            trays: 0,
+        },
+        ..JobRequest::nodes(nodes)
+    }
+}
+
 fn allocate(view: &mut ClusterView, p: &Placement) {
     for &n in &p.nodes {
         view.trays[n].offered = false;
@@ -677,14 +689,7 @@ fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
         .edit("rack1", 0..1, |t| t.gpus = 1)
         .edit("rack2", 0..1, |t| t.gpus = 1)
         .parts();
-    let req = JobRequest {
-        demand: Demand {
-            gpus: 8,
-            cpus: 2,
-            trays: 0,
-        },
-        ..JobRequest::nodes(2)
-    };
+    let req = sized_by(2, 8, 2);
     let p = &plan(&topo, &view, &req).unwrap()[0];
     assert_eq!(p.nodes, vec![1, 2]);
     // A plain -N 2 still packs onto the shared tray first.
@@ -733,14 +738,7 @@ fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
         .edit("rack1", 0..1, |t| (t.gpus, t.cpus) = (1, 1))
         .edit("rack1", 2..3, |t| (t.gpus, t.cpus) = (0, 2))
         .parts();
-    let req = JobRequest {
-        demand: Demand {
-            gpus: 0,
-            cpus: 2,
-            trays: 0,
-        },
-        ..JobRequest::nodes(1)
-    };
+    let req = sized_by(1, 0, 2);
     assert_eq!(plan(&topo, &view, &req).unwrap()[0].nodes, vec![2]);
     reference::check_plan(&topo, &view, &req).unwrap();
 }
