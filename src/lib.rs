@@ -20,4 +20,6 @@ pub mod placement;
 pub mod replay;
 pub mod sim;
 pub mod status;
+#[doc(hidden)]
+pub mod testkit;
 pub mod topoinfo;

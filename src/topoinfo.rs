@@ -159,19 +159,9 @@ impl TopoInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Policy;
-    use crate::model::Tray;
 
     fn sample() -> TopoInfo {
-        let topo = Topology::uniform(2, 4, Policy::default());
-        let mut view = ClusterView::all_free(8);
-        view.trays[1] = Tray {
-            offered: false,
-            unavailable: true,
-            allocated: false,
-            ..Tray::default()
-        };
-        view.trays[2].allocated = true;
+        let (topo, view) = crate::testkit::racks(&["rack1 .x+.", "rack2 ...."]).parts();
         TopoInfo::collect(&topo, &view)
     }
 

@@ -240,13 +240,14 @@ fn reconfigure_with_a_broken_file_keeps_slurmctld_up() {
     let broken = good.replacen("nodes = \"gb[019-036]\"", "nodes = \"gb[019-036\"", 1);
     assert_ne!(broken, good, "fixture did not change the file");
     std::fs::write(&path, &broken).unwrap();
-    let before = lab.log("slurmctld.log").len();
+    let before = lab.ctld_log_len();
     let _ = lab.sl(&["scontrol", "reconfigure"]);
     lab.wait_for("the refused reconfigure in the log", || {
-        lab.log("slurmctld.log")[before..].contains("Resuming operation, reconfigure failed")
+        lab.ctld_log_since(before)
+            .contains("Resuming operation, reconfigure failed")
     });
     std::fs::write(&path, &good).unwrap();
-    let log = lab.log("slurmctld.log")[before..].to_string();
+    let log = lab.ctld_log_since(before);
     assert!(
         log.contains("topology.toml:"),
         "error names no file/line: {log}"
@@ -269,9 +270,9 @@ fn restart_with_a_broken_file_keeps_the_last_good_racks() {
         good.replacen("[[rack]]", "[[rack]]\nname_typo = 1", 1),
     )
     .unwrap();
-    let before = lab.log("slurmctld.log").len();
+    let before = lab.ctld_log_len();
     lab.restart_with(&[("TOPOLOGY_TOML", broken.to_str().unwrap())]);
-    let log = lab.log("slurmctld.log")[before..].to_string();
+    let log = lab.ctld_log_since(before);
     lab.restart_with(&[]);
     assert!(log.contains("invalid topology configuration"), "{log}");
     assert!(log.contains("unknown field `name_typo`"), "{log}");
@@ -316,9 +317,9 @@ fn exclusive_topo_reserves_the_whole_rack() {
 #[test]
 fn racks_come_from_a_block_topology_conf_without_topology_toml() {
     let (lab, _g) = Lab::claim();
-    let before = lab.log("slurmctld.log").len();
+    let before = lab.ctld_log_len();
     lab.restart_with(&[("TOPOLOGY_TOML", "none")]);
-    let log = lab.log("slurmctld.log")[before..].to_string();
+    let log = lab.ctld_log_since(before);
     lab.occupy("gb001");
     let job = lab.submit(&["-N", "18", "--exclusive"]);
     let placed = racks(&lab.running_nodes(job));

@@ -15,24 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use lab::{per_rack, racks, Lab};
+use lab::{expand, per_rack, racks, Lab};
 use topology_nvl72::hostlist;
-
-fn expand(list: &str) -> Vec<String> {
-    hostlist::expand(list.trim()).unwrap_or_else(|e| panic!("bad node list {list:?}: {e}"))
-}
-
-/// The part of slurmctld.log written after byte offset `from`.
-fn ctld_log_since(lab: &Lab, from: usize) -> String {
-    let log = lab.log("slurmctld.log");
-    log.get(from..).unwrap_or_default().to_string()
-}
-
-/// `scontrol ping` says the primary controller is UP.
-fn ctld_up(lab: &Lab) -> bool {
-    let out = lab.sl(&["scontrol", "ping"]);
-    out.status.success() && String::from_utf8_lossy(&out.stdout).contains("is UP")
-}
 
 /// slurmctld was killed with SIGKILL while jobs ran and started again by lab-up.sh (which
 /// starts a daemon whose pid file names no live process of the lab). Running jobs keep
@@ -53,11 +37,11 @@ fn killed_slurmctld_restarts_with_running_jobs_on_their_trays() {
     let tags = lab.wait_until_saved(&held, "ft-saved-before-kill");
     let old_pid = lab.kill_ctld();
 
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     lab.restart_with(&[]);
     let new_pid = lab.ctld_pid().expect("lab-up.sh did not start slurmctld");
     assert_ne!(new_pid, old_pid, "slurmctld was not restarted");
-    let recovered = ctld_log_since(lab, from);
+    let recovered = lab.ctld_log_since(from);
     for job in held {
         assert!(
             recovered.contains(&format!("Recovered JobId={job} ")),
@@ -93,7 +77,7 @@ fn killed_slurmctld_restarts_with_running_jobs_on_their_trays() {
     }
     // And the held jobs still have their trays after all that.
     assert_eq!(lab.jobs_with_nodes(&held), before);
-    assert!(ctld_up(lab), "slurmctld is not up at the end");
+    assert!(lab.ctld_up(), "slurmctld is not up at the end");
 }
 
 /// A tray fails under a running full-rack job: Slurm requeues the job, `scontrol show
@@ -121,7 +105,7 @@ fn a_tray_failing_under_a_running_job_requeues_it_into_a_whole_healthy_rack() {
         "the batch host is not gb001; the failed tray must not be it"
     );
 
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     lab.run(&[
         "scontrol",
         "update",
@@ -144,7 +128,7 @@ fn a_tray_failing_under_a_running_job_requeues_it_into_a_whole_healthy_rack() {
     ]);
 
     lab.wait_up_to(90, "the requeue in slurmctld.log", || {
-        ctld_log_since(lab, from).contains(&format!(
+        lab.ctld_log_since(from).contains(&format!(
             "requeue job JobId={job} due to failure of node gb005"
         ))
     });
@@ -241,14 +225,14 @@ fn racks_edited_while_jobs_run_take_effect_on_reconfigure() {
     std::fs::write(&tmp, &edited).unwrap();
     std::fs::rename(&tmp, &path).unwrap();
 
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     let load_line = "topology/nvl72: 4 racks, 71 trays, 4 GPUs per tray";
     let reconf = lab.sl(&["scontrol", "reconfigure"]);
     lab.wait_up_to(120, "the reconfigured racks in slurmctld.log", || {
-        ctld_log_since(lab, from).contains(load_line)
+        lab.ctld_log_since(from).contains(load_line)
     });
     lab.wait_up_to(120, "slurmctld to answer after the reconfigure", || {
-        ctld_up(lab)
+        lab.ctld_up()
     });
     assert!(
         reconf.status.success(),
@@ -282,7 +266,7 @@ fn racks_edited_while_jobs_run_take_effect_on_reconfigure() {
 
     // The plugin's one line about the change (logged by build_config on reconfigure),
     // checked after the lab is back to its own racks, so that it is back either way.
-    let log = ctld_log_since(lab, from);
+    let log = lab.ctld_log_since(from);
     let changed: Vec<String> = log
         .lines()
         .filter(|l| l.contains("racks changed since the last configuration"))
@@ -417,7 +401,7 @@ fn a_burst_of_reconfigures_while_hundreds_of_jobs_are_submitted() {
     const RECONFIGURES: usize = 10;
     let (lab, _g) = Lab::claim();
     let started = Instant::now();
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     let first_pid = lab.ctld_pid().expect("slurmctld is not running");
     let shapes = burst_shapes(JOBS);
     let tag = format!("ftb{}", std::process::id());
@@ -466,7 +450,7 @@ fn a_burst_of_reconfigures_while_hundreds_of_jobs_are_submitted() {
                 );
                 // The next one only once the (re-exec'd) controller answers again.
                 let end = Instant::now() + Duration::from_secs(120);
-                while !ctld_up(lab) && Instant::now() < end {
+                while !lab.ctld_up() && Instant::now() < end {
                     std::thread::sleep(Duration::from_millis(300));
                 }
                 note.push_str(&format!(
@@ -528,9 +512,9 @@ fn a_burst_of_reconfigures_while_hundreds_of_jobs_are_submitted() {
         }
         ours == 0
     });
-    assert!(ctld_up(lab), "slurmctld is down after the burst");
+    assert!(lab.ctld_up(), "slurmctld is down after the burst");
     let last_pid = lab.ctld_pid().expect("no live slurmctld after the burst");
-    let log = ctld_log_since(lab, from);
+    let log = lab.ctld_log_since(from);
     let reexecs = log
         .matches("Relinquishing control to new slurmctld process")
         .count();
@@ -674,7 +658,7 @@ fn a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed() {
         return;
     }
     let (lab, _g) = Lab::claim();
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     lab.restart_with(&[("PLUGIN", fault_plugin.to_str().unwrap()), ("PACKAGE", "")]);
     let pid = lab.ctld_pid().expect("slurmctld is not running");
 
@@ -704,9 +688,9 @@ fn a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed() {
         per_rack(&nodes)
     );
     lab.assert_stays_pending(panicking);
-    assert!(ctld_up(lab), "slurmctld is not up after the panic");
+    assert!(lab.ctld_up(), "slurmctld is not up after the panic");
     assert_eq!(lab.ctld_pid(), Some(pid), "slurmctld was restarted");
-    let log = ctld_log_since(lab, from);
+    let log = lab.ctld_log_since(from);
     // The panic message may span lines (it can carry its source location first).
     let internal: Vec<&str> = log
         .match_indices("internal error (")
@@ -737,7 +721,7 @@ fn a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed() {
         .sbatch(&["-N", "2", "--exclusive", &comment], "sleep 600")
         .unwrap_or_else(|e| panic!("rejected with the normal plugin: {e}"));
     assert_eq!(racks(&lab.running_nodes(plain)).len(), 1);
-    let log = ctld_log_since(lab, from);
+    let log = lab.ctld_log_since(from);
     assert_eq!(
         log.matches("internal error (").count(),
         internal.len(),

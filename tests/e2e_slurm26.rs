@@ -128,7 +128,7 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     // verbose (the 26.05 lab's level; 25.11 runs at info).
     let conf = "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch\nSlurmctldDebug=verbose";
     lab.restart_with(&[("EXTRA_CONF", conf)]);
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     lab.occupy("gb[001-012]");
     let net = "--network=unique-channel-per-segment";
     // 24 trays over two racks without --segment: one channel per rack part.
@@ -137,7 +137,7 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     // Two segments of four: one channel each.
     let segments = lab.submit(&["-N", "8", "--segment=4", "--exclusive", net]);
     let segment_nodes = lab.running_nodes(segments);
-    let log = lab.log("slurmctld.log")[from..].to_string();
+    let log = lab.ctld_log_since(from);
     lab.cancel_all();
     lab.restart_with(&[]);
 
@@ -146,10 +146,10 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     let got = channels(&log, across);
     assert_eq!(got.len(), 2, "one channel per rack: {got:?}\n{log}");
     for list in &got {
-        let nodes = expand(list);
+        let nodes = lab::expand(list);
         assert_eq!(racks(&nodes).len(), 1, "a channel spans racks: {list}");
     }
-    let mut covered: Vec<String> = got.iter().flat_map(|l| expand(l)).collect();
+    let mut covered: Vec<String> = got.iter().flat_map(|l| lab::expand(l)).collect();
     covered.sort();
     assert_eq!(
         covered, across_nodes,
@@ -159,7 +159,7 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     let got = channels(&log, segments);
     assert_eq!(got.len(), 2, "one channel per segment: {got:?}");
     for list in &got {
-        assert_eq!(expand(list).len(), 4, "{list}");
+        assert_eq!(lab::expand(list).len(), 4, "{list}");
     }
     assert_eq!(segment_nodes.len(), 8);
 }
@@ -197,9 +197,9 @@ fn imex_pieces_are_saved_with_the_job_and_recovered_after_kill_9() {
     }
 
     lab.kill_ctld();
-    let from = lab.log("slurmctld.log").len();
+    let from = lab.ctld_log_len();
     lab.restart_with(&conf);
-    let log = lab.log("slurmctld.log")[from..].to_string();
+    let log = lab.ctld_log_since(from);
     let after = lab.jobs_with_nodes(&jobs);
     lab.cancel_all();
     lab.restart_with(&[]);
@@ -212,11 +212,6 @@ fn imex_pieces_are_saved_with_the_job_and_recovered_after_kill_9() {
     }
     assert!(!log.to_lowercase().contains("unpack error"), "{log}");
     assert_eq!(after, before, "running jobs changed across the restart");
-}
-
-#[cfg(slurm_jobinfo)]
-fn expand(list: &str) -> Vec<String> {
-    topology_nvl72::hostlist::expand(list).expect("a host list")
 }
 
 #[cfg(slurm_eval_action)]

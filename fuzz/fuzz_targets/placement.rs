@@ -11,6 +11,7 @@ use topology_nvl72::config::{Config, EndTime, MultiRack, Policy, RackConfig, Seg
 use topology_nvl72::model::{ClusterView, Topology, Tray};
 use topology_nvl72::placement::reference::check_plan;
 use topology_nvl72::placement::{Demand, JobRequest};
+use topology_nvl72::testkit;
 
 const MAX_RACKS: usize = 6;
 const MAX_TRAYS: usize = 6;
@@ -68,19 +69,19 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
     };
     let mut next = order.iter();
     for (r, &size) in sizes.iter().enumerate() {
+        let nodes = next.by_ref().take(size).copied();
         config.racks.push(RackConfig {
-            name: format!("rack{r}"),
-            nodes: next.by_ref().take(size).map(|i| format!("n{i}")).collect(),
-            clique: None,
             group: u.choose(&[None, Some("a"), Some("b")])?.map(String::from),
+            ..testkit::rack(&format!("rack{r}"), nodes)
         });
     }
-    let (mut topo, _) = Topology::resolve(&config, node_count, |name| name[1..].parse().ok());
+    let mut topo = testkit::resolve(&config, node_count);
     topo.full_tray.cpus = u.int_in_range(1..=8)?;
     let full = topo.full_tray;
 
-    // Tray states as Slurm shows them: free, shared (a candidate that runs other jobs and
-    // offers less), busy, drained/down. Every candidate offers at least one CPU.
+    // Tray states as Slurm shows them, in the test kit's rack-map characters: free (`.`),
+    // shared (`+`: offered, runs other jobs and offers less), busy (`A`), drained/down (`x`).
+    // Every offered tray offers at least one CPU.
     let mut view = ClusterView {
         now: u.int_in_range(0..=100)?,
         ..ClusterView::default()
@@ -89,20 +90,12 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         let tray = match u.int_in_range(0..=3u8)? {
             0 => Tray::free(full),
             1 => Tray {
-                offered: true,
-                allocated: true,
                 gpus: u.int_in_range(0..=full.gpus)?,
                 cpus: u.int_in_range(1..=full.cpus)?,
-                ..Tray::default()
+                ..testkit::tray('+')
             },
-            2 => Tray {
-                allocated: true,
-                ..Tray::default()
-            },
-            _ => Tray {
-                unavailable: true,
-                ..Tray::default()
-            },
+            2 => testkit::tray('A'),
+            _ => testkit::tray('x'),
         };
         view.trays.push(tray);
     }

@@ -257,8 +257,7 @@ fn shadowed_topology_conf() {
 /// Include forms Slurm 24.11 refuses, and include cycles.
 #[test]
 fn include_errors() {
-    let dir = std::env::temp_dir().join(format!("nvl72-check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::testkit::temp_dir("check");
     let conf = dir.join("slurm.conf");
     std::fs::write(
         &conf,

@@ -1,5 +1,4 @@
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 
@@ -470,15 +469,8 @@ fn to_toml_round_trips() {
     assert_eq!(back, conf);
 }
 
-static DIR_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// A fresh empty directory under the system temp dir (no tempfile dependency).
 fn temp_dir() -> PathBuf {
-    let n = DIR_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("nvl72-config-test-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::testkit::temp_dir("config")
 }
 
 #[test]

@@ -1,5 +1,4 @@
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use super::*;
 use crate::config::parse_toml;
@@ -80,12 +79,7 @@ fn round_trip(d: &Discovery) -> String {
 }
 
 fn temp_dir() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, AtomicOrdering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("nvl72-discover-test-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::testkit::temp_dir("discover")
 }
 
 // ---- parsing nvidia-smi -q ---------------------------------------------------------------

@@ -3,20 +3,31 @@ use super::segments::best_fit_segments;
 use super::*;
 use crate::config::{EndTime, MultiRack, Policy, SegmentPlacement};
 use crate::model::{ClusterView, Topology};
+use crate::testkit::{self, racks};
 use proptest::prelude::*;
 
+/// `racks` racks of 18 free trays.
 fn cluster(racks: usize) -> (Topology, ClusterView) {
-    (
-        Topology::uniform(racks, 18, Policy::default()),
-        ClusterView::all_free(racks * 18),
-    )
+    testkit::uniform(racks, 18).parts()
 }
 
-fn domains_of(topo: &Topology, p: &Placement) -> Vec<usize> {
+fn racks_of(topo: &Topology, p: &Placement) -> Vec<usize> {
     let mut d: Vec<usize> = p.nodes.iter().map(|n| topo.rack_of(*n).unwrap()).collect();
     d.sort_unstable();
     d.dedup();
     d
+}
+
+/// `-N nodes` for a job of `gpus` GPUs and `cpus` CPUs in all.
+fn sized_by(nodes: usize, gpus: u64, cpus: u64) -> JobRequest {
+    JobRequest {
+        demand: Demand {
+            gpus,
+            cpus,
+            trays: 0,
+        },
+        ..JobRequest::nodes(nodes)
+    }
 }
 
 fn allocate(view: &mut ClusterView, p: &Placement) {
@@ -31,7 +42,7 @@ fn small_jobs_fill_one_rack_before_opening_another() {
     let (topo, mut view) = cluster(4);
     for n in [4, 4, 4, 4, 2] {
         let p = &placements(&topo, &view, &JobRequest::nodes(n)).unwrap()[0];
-        assert_eq!(domains_of(&topo, p), vec![0], "job of {n}");
+        assert_eq!(racks_of(&topo, p), vec![0], "job of {n}");
         allocate(&mut view, p);
     }
 }
@@ -41,7 +52,7 @@ fn full_rack_job_gets_exactly_one_whole_rack() {
     let (topo, mut view) = cluster(4);
     for r in 0..4 {
         let p = &placements(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
-        assert_eq!(domains_of(&topo, p), vec![r]);
+        assert_eq!(racks_of(&topo, p), vec![r]);
         assert_eq!(p.nodes.len(), 18);
         allocate(&mut view, p);
     }
@@ -53,14 +64,16 @@ fn full_rack_job_gets_exactly_one_whole_rack() {
 
 #[test]
 fn drained_tray_keeps_full_rack_jobs_out_of_that_rack() {
-    let (topo, mut view) = cluster(2);
-    view.trays[4].offered = false;
-    view.trays[4].unavailable = true;
+    let (topo, view) = racks(&[
+        "rack1 ....-. ...... ......", // tray 4 drained
+        "rack2 ...... ...... ......",
+    ])
+    .parts();
     let p = &placements(&topo, &view, &JobRequest::nodes(18)).unwrap()[0];
-    assert_eq!(domains_of(&topo, p), vec![1]);
+    assert_eq!(racks_of(&topo, p), vec![1]);
     // 17 nodes: the degraded rack fits exactly and keeps the healthy one whole.
     let p = &placements(&topo, &view, &JobRequest::nodes(17)).unwrap()[0];
-    assert_eq!(domains_of(&topo, p), vec![0]);
+    assert_eq!(racks_of(&topo, p), vec![0]);
     assert!(!p.nodes.contains(&4));
 }
 
@@ -73,21 +86,26 @@ fn two_rack_job_takes_two_whole_racks() {
 
 #[test]
 fn oversized_job_takes_whole_racks_then_best_fit_remainder() {
-    let (topo, mut view) = cluster(4);
-    for n in 18..24 {
-        view.trays[n].offered = false; // rack2 has 12 free
-    }
+    let (topo, view) = racks(&[
+        "rack1 ...... ...... ......",
+        "rack2 ______ ...... ......", // 12 free
+        "rack3 ...... ...... ......",
+        "rack4 ...... ...... ......",
+    ])
+    .parts();
     let p = &placements(&topo, &view, &JobRequest::nodes(30)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 12)]);
 }
 
 #[test]
 fn fewest_racks_takes_the_tightest_set_or_waits() {
-    let (topo, mut view) = cluster(4);
-    for n in [18, 19, 54, 55] {
-        view.trays[n].offered = false; // rack2 and rack4 have 16 free
-        view.trays[n].allocated = true;
-    }
+    let kit = racks(&[
+        "rack1 ...... ...... ......",
+        "rack2 AA.... ...... ......", // 16 free
+        "rack3 ...... ...... ......",
+        "rack4 BB.... ...... ......", // 16 free
+    ]);
+    let (topo, view) = kit.clone().parts();
     // 32 trays: 16 + 16 keeps rack1 and rack3 whole; start-now takes 18 + 14.
     let p = &placements(&topo, &view, &JobRequest::nodes(32)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 16), (3, 16)]);
@@ -95,7 +113,7 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
         multi_rack: MultiRack::StartNow,
         ..Policy::default()
     };
-    let start_now = Topology::uniform(4, 18, policy);
+    let start_now = kit.clone().policy(policy).topo;
     let p = &placements(&start_now, &view, &JobRequest::nodes(32)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 18), (1, 14)]);
     // 54 trays need three racks with 54 free: only two are whole, so the job waits...
@@ -115,7 +133,7 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
     );
     // -w: the required node's rack is filled first; more racks than needed means waiting.
     let req = JobRequest {
-        required: vec![20],
+        required: vec![kit.tray("rack2", 2)],
         ..JobRequest::nodes(34)
     };
     assert_eq!(
@@ -123,7 +141,7 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
         vec![(1, 16), (0, 18)]
     );
     let req = JobRequest {
-        required: vec![20, 56],
+        required: kit.nodes(&[("rack2", 2), ("rack4", 2)]),
         ..JobRequest::nodes(36)
     };
     assert!(placements(&topo, &view, &req).is_err());
@@ -135,10 +153,13 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
 
 #[test]
 fn segments_land_in_whole_multiples() {
-    let (topo, mut view) = cluster(4);
-    for n in 0..10 {
-        view.trays[n].offered = false; // rack1 has 8 free
-    }
+    let (topo, view) = racks(&[
+        "rack1 ______ ____.. ......", // 8 free
+        "rack2 ...... ...... ......",
+        "rack3 ...... ...... ......",
+        "rack4 ...... ...... ......",
+    ])
+    .parts();
     let p = &placements(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
     for &Piece { trays: k, .. } in &p.pieces {
         assert_eq!(k % 4, 0);
@@ -183,20 +204,11 @@ fn requests_larger_than_the_racks_are_never_runnable() {
     assert!(never(&topo, JobRequest::nodes(73)));
     assert!(!never(&topo, JobRequest::nodes(72)));
     // Racks of 18, 4, 4 and 4: 25 nodes fit all racks but not the two largest.
-    let mut config = crate::config::Config::default();
-    for (r, trays) in [18, 4, 4, 4].into_iter().enumerate() {
-        config.racks.push(crate::config::RackConfig {
-            name: format!("rack{}", r + 1),
-            nodes: (0..trays).map(|t| format!("n{}", r * 18 + t)).collect(),
-            clique: None,
-            group: None,
-        });
-    }
-    let resolve = |c: &crate::config::Config| Topology::resolve(c, 72, |n| n[1..].parse().ok()).0;
-    assert!(never(&resolve(&config), JobRequest::nodes(25)));
-    config.policy.multi_rack = MultiRack::StartNow;
-    assert!(!never(&resolve(&config), JobRequest::nodes(25)));
-    assert!(never(&resolve(&config), JobRequest::nodes(31)));
+    let small = testkit::sized(&[18, 4, 4, 4]);
+    assert!(never(&small.topo, JobRequest::nodes(25)));
+    let small = small.with_policy(|p| p.multi_rack = MultiRack::StartNow);
+    assert!(!never(&small.topo, JobRequest::nodes(25)));
+    assert!(never(&small.topo, JobRequest::nodes(31)));
 }
 
 #[test]
@@ -205,31 +217,34 @@ fn consolidate_policy_packs_segments_into_fewest_racks() {
         segment_placement: SegmentPlacement::Consolidate,
         ..Policy::default()
     };
-    let topo = Topology::uniform(4, 18, policy);
-    let mut view = ClusterView::all_free(72);
-    for n in 0..14 {
-        view.trays[n].offered = false; // rack1: 4 free
-    }
+    let kit = racks(&[
+        "rack1 ______ ______ __....", // 4 free
+        "rack2 ...... ...... ......",
+        "rack3 ...... ...... ......",
+        "rack4 ...... ...... ......",
+    ]);
+    let (topo, view) = kit.clone().policy(policy).parts();
     let p = &placements(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 16)]);
     // best-fit (the default) puts the first segment into rack1's 4-tray hole instead
-    let topo = Topology::uniform(4, 18, Policy::default());
+    let topo = kit.topo;
     let p = &placements(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces[0], (0, 4));
 }
 
 #[test]
 fn required_nodes_pin_the_rack_and_come_first() {
-    let (topo, view) = cluster(4);
+    let kit = testkit::uniform(4, 18);
+    let (topo, view) = kit.clone().parts();
     let req = JobRequest {
-        required: vec![40],
+        required: vec![kit.tray("rack3", 4)],
         ..JobRequest::nodes(4)
     };
     let p = &placements(&topo, &view, &req).unwrap()[0];
-    assert_eq!(domains_of(&topo, p), vec![2]);
+    assert_eq!(racks_of(&topo, p), vec![2]);
     assert_eq!(p.nodes[0], 40);
     let split = JobRequest {
-        required: vec![0, 40],
+        required: kit.nodes(&[("rack1", 0), ("rack3", 4)]),
         ..JobRequest::nodes(4)
     };
     assert!(matches!(
@@ -240,26 +255,24 @@ fn required_nodes_pin_the_rack_and_come_first() {
 
 #[test]
 fn flexible_requests_get_whole_racks_to_choose_from() {
-    let (topo, mut view) = cluster(2);
-    for n in 0..10 {
-        view.trays[n].offered = false;
-    }
+    let (topo, view) = racks(&["rack1 ______ ____.. ......", "rack2 ...... ...... ......"]).parts();
     let req = JobRequest {
         max_nodes: 4,
         ..JobRequest::nodes(2)
     };
     let alts = placements(&topo, &view, &req).unwrap();
     assert!(!alts[0].exact);
-    assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
+    assert_eq!(racks_of(&topo, &alts[0]), vec![0]);
     assert_eq!(alts[0].nodes.len(), 8);
 }
 
 #[test]
 fn small_flexible_jobs_never_span_racks() {
-    let (topo, mut view) = cluster(2);
-    for n in 0..36 {
-        view.trays[n].offered = n == 0 || n == 18; // one free tray per rack
-    }
+    let (topo, view) = racks(&[
+        "rack1 ._____ ______ ______", // one free tray per rack
+        "rack2 ._____ ______ ______",
+    ])
+    .parts();
     let req = JobRequest {
         max_nodes: 4,
         ..JobRequest::nodes(2)
@@ -286,7 +299,7 @@ fn multi_rack_jobs_cover_every_required_node() {
             p.pieces
         );
     }
-    assert_eq!(domains_of(&topo, p), vec![0, 1]);
+    assert_eq!(racks_of(&topo, p), vec![0, 1]);
 }
 
 /// rack1 is a whole 16-tray rack; rack2 has 18 trays, 2 of them busy: both leave 12 free
@@ -295,67 +308,46 @@ fn multi_rack_jobs_cover_every_required_node() {
 /// the knob only decides between racks of different sizes.)
 #[test]
 fn ties_prefer_broken_racks_over_whole_ones() {
+    let kit = racks(&["rack1 .... .... .... ....", "rack2 AA.. .... .... .... .."]);
     let config = |prefer_degraded: bool| {
-        let mut c = crate::config::Config::default();
-        c.policy.prefer_degraded = prefer_degraded;
-        for (r, trays) in [(0, 16), (1, 18)] {
-            c.racks.push(crate::config::RackConfig {
-                name: format!("rack{}", r + 1),
-                nodes: (0..trays).map(|t| format!("n{}", r * 16 + t)).collect(),
-                clique: None,
-                group: None,
-            });
-        }
-        Topology::resolve(&c, 34, |n| n[1..].parse().ok()).0
+        kit.clone()
+            .with_policy(|p| p.prefer_degraded = prefer_degraded)
+            .topo
     };
-    let mut view = ClusterView::all_free(34);
-    for n in [16, 17] {
-        view.trays[n] = crate::model::Tray {
-            offered: false,
-            unavailable: false,
-            allocated: true,
-            ..crate::model::Tray::default()
-        };
-    }
-    let p = &placements(&config(true), &view, &JobRequest::nodes(4)).unwrap()[0];
+    let view = &kit.view;
+    let p = &placements(&config(true), view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 4)], "broken rack2 first");
-    let p = &placements(&config(false), &view, &JobRequest::nodes(4)).unwrap()[0];
+    let p = &placements(&config(false), view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 4)], "knob off: configuration order");
 }
 
 #[test]
 fn same_group_preferred_for_multi_rack_jobs() {
-    let mut config = crate::config::Config::default();
-    for r in 0..4 {
-        config.racks.push(crate::config::RackConfig {
-            name: format!("rack{}", r + 1),
-            nodes: (0..18).map(|t| format!("n{}", r * 18 + t)).collect(),
-            clique: None,
-            group: Some(if r == 0 || r == 3 {
-                "a".into()
-            } else {
-                "b".into()
-            }),
-        });
-    }
-    let view = ClusterView::all_free(72);
+    let kit = testkit::uniform(4, 18)
+        .group("rack1", "a")
+        .group("rack2", "b")
+        .group("rack3", "b")
+        .group("rack4", "a");
     for multi_rack in [MultiRack::FewestRacks, MultiRack::StartNow] {
-        config.policy.multi_rack = multi_rack;
-        let (topo, _) = Topology::resolve(&config, 72, |n| n[1..].parse().ok());
+        let (topo, view) = kit
+            .clone()
+            .with_policy(|p| p.multi_rack = multi_rack)
+            .parts();
         let p = &placements(&topo, &view, &JobRequest::nodes(36)).unwrap()[0];
-        assert_eq!(domains_of(&topo, p), vec![0, 3], "{multi_rack:?}");
+        assert_eq!(racks_of(&topo, p), vec![0, 3], "{multi_rack:?}");
     }
 }
 
 fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
+    // Free, shared (allocated and offered), allocated, down; every tray keeps a whole
+    // tray's GPUs and CPUs.
     proptest::collection::vec(0u8..4, racks * 18).prop_map(|states| ClusterView {
         trays: states
             .into_iter()
             .map(|s| crate::model::Tray {
-                offered: s < 2,
-                unavailable: s == 3,
-                allocated: s == 1 || s == 2,
-                ..crate::model::Tray::free(crate::model::Capacity::GB200_TRAY)
+                gpus: 4,
+                cpus: 144,
+                ..testkit::tray(b".+Ax"[usize::from(s)].into())
             })
             .collect(),
         ..ClusterView::default()
@@ -387,7 +379,7 @@ proptest! {
         if let Ok(alts) = got {
             for p in alts {
                 for r in &required { prop_assert!(p.nodes.contains(r)); }
-                if n <= 18 { prop_assert_eq!(domains_of(&topo, &p).len(), 1); }
+                if n <= 18 { prop_assert_eq!(racks_of(&topo, &p).len(), 1); }
             }
         }
     }
@@ -422,7 +414,7 @@ proptest! {
                 for &node in &p.nodes {
                     prop_assert!(view.tray(node).offered, "only offered trays");
                 }
-                let doms = domains_of(&topo, &p);
+                let doms = racks_of(&topo, &p);
                 match seg {
                     None if n <= 18 => prop_assert_eq!(doms.len(), 1, "a job that fits a rack stays in one"),
                     None => {} // fewest racks: see oversized_jobs_use_the_fewest_racks
@@ -468,7 +460,7 @@ proptest! {
             let fitting = (0..6).filter(|&d| rack_gpus(d) >= g).count();
             prop_assert_eq!(alts.len(), fitting, "every rack that holds the job is offered");
             for p in &alts {
-                prop_assert_eq!(domains_of(&topo, p).len(), 1, "never spread over racks");
+                prop_assert_eq!(racks_of(&topo, p).len(), 1, "never spread over racks");
                 let offered: u64 = p.nodes.iter().map(|&n| u64::from(view.tray(n).gpus)).sum();
                 prop_assert!(offered >= g);
             }
@@ -547,27 +539,32 @@ proptest! {
 /// each of two racks, and a rack beyond the first eight must still be offered.
 #[test]
 fn gpu_sized_jobs_take_the_rack_that_holds_them_not_the_best_fit_on_one_node() {
-    let topo = Topology::uniform(10, 4, Policy::default());
-    let mut view = ClusterView::all_free(40);
-    for r in 0..9 {
-        for t in 1..4 {
-            view.trays[r * 4 + t].offered = false;
-            view.trays[r * 4 + t].allocated = true;
-        }
-    }
+    let (topo, view) = racks(&[
+        "rack1 .AAA",
+        "rack2 .BBB",
+        "rack3 .CCC",
+        "rack4 .DDD",
+        "rack5 .EEE",
+        "rack6 .FFF",
+        "rack7 .GGG",
+        "rack8 .HHH",
+        "rack9 .III",
+        "rack10 ....",
+    ])
+    .parts();
     for req in [JobRequest::gpus(8, 40), tasks_with_one_gpu_each(8)] {
         let alts = placements(&topo, &view, &req).unwrap();
         assert_eq!(alts.len(), 1, "only rack10 holds 8 GPUs");
-        assert_eq!(domains_of(&topo, &alts[0]), vec![9]);
+        assert_eq!(racks_of(&topo, &alts[0]), vec![9]);
         assert!(!alts[0].exact, "Slurm picks the trays within the rack");
     }
     // Twelve racks that each hold the job: all are offered, best fit first.
-    let topo = Topology::uniform(12, 4, Policy::default());
-    let mut view = ClusterView::all_free(48);
-    view.trays[40].offered = false; // rack11 has 3 free: the best fit for 2 trays
+    let (topo, view) = testkit::uniform(12, 4)
+        .draw("rack11", "_...") // 3 free: the best fit for 2 trays
+        .parts();
     let alts = placements(&topo, &view, &JobRequest::gpus(8, 48)).unwrap();
     assert_eq!(alts.len(), 12);
-    assert_eq!(domains_of(&topo, &alts[0]), vec![10]);
+    assert_eq!(racks_of(&topo, &alts[0]), vec![10]);
     // Nothing holds 20 GPUs in one 4-tray rack (16 at most): larger than a rack, the job
     // follows multi_rack like `-N 5` (two racks: rack11's 3 free trays and a whole one), and
     // Slurm picks the trays within those racks.
@@ -597,20 +594,16 @@ fn tasks_with_one_gpu_each(n: u32) -> JobRequest {
 /// needs four of rack1's trays; with four free there it is the tightest fit.
 #[test]
 fn gpu_demand_counts_what_each_tray_has_left() {
-    let topo = Topology::uniform(2, 8, Policy::default());
-    let mut view = ClusterView::all_free(16);
-    for t in 0..8 {
-        view.trays[t].offered = t < 4;
-        view.trays[t].gpus = 2;
-        view.trays[t].allocated = true;
-    }
+    let (topo, view) = racks(&["rack1 ++++AAAA", "rack2 ........"])
+        .edit("rack1", 0..8, |t| t.gpus = 2)
+        .parts();
     let alts = placements(&topo, &view, &JobRequest::gpus(8, 16)).unwrap();
-    assert_eq!(domains_of(&topo, &alts[0]), vec![0]);
+    assert_eq!(racks_of(&topo, &alts[0]), vec![0]);
     assert_eq!(alts.len(), 2);
     // Ten GPUs: rack1 has only eight left, so rack2 is the only choice.
     let alts = placements(&topo, &view, &JobRequest::gpus(10, 16)).unwrap();
     assert_eq!(alts.len(), 1);
-    assert_eq!(domains_of(&topo, &alts[0]), vec![1]);
+    assert_eq!(racks_of(&topo, &alts[0]), vec![1]);
 }
 
 /// A node range whose maximum spans racks, with `-w` nodes in two racks: a multi-rack job
@@ -618,11 +611,12 @@ fn gpu_demand_counts_what_each_tray_has_left() {
 /// first), and a fixed count waits rather than adding a third rack.
 #[test]
 fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
-    let (topo, view) = cluster(4);
+    let kit = testkit::uniform(4, 18);
+    let (topo, view) = kit.clone().parts();
     let req = JobRequest {
         min_nodes: 2,
         max_nodes: 40,
-        required: vec![0, 40],
+        required: kit.nodes(&[("rack1", 0), ("rack3", 4)]),
         ..JobRequest::nodes(2)
     };
     let p = &placements(&topo, &view, &req).unwrap()[0];
@@ -633,7 +627,7 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
         "named trays first in each rack"
     );
     let exact = JobRequest {
-        required: vec![0, 40],
+        required: kit.nodes(&[("rack1", 0), ("rack3", 4)]),
         ..JobRequest::nodes(30)
     };
     let p = &placements(&topo, &view, &exact).unwrap()[0];
@@ -647,53 +641,45 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
 fn end_time_rules_prefer_racks_that_come_free_together() {
     let hour = 3600;
     let now = 1_000_000;
-    let view_with_ends = || {
-        let mut view = ClusterView::all_free(72);
-        view.now = now;
-        view.busy_until = vec![0; 72];
-        for t in 0..13 {
-            view.trays[t].offered = false;
-            view.trays[t].allocated = true;
-            view.busy_until[t] = now + hour / 2;
-        }
-        for t in 18..30 {
-            view.trays[t].offered = false;
-            view.trays[t].allocated = true;
-            view.busy_until[t] = now + 10 * hour;
-        }
-        view
-    };
-    let policy = |end_time| Policy {
-        end_time,
-        ..Policy::default()
-    };
+    // A's trays come free in half an hour, B's in ten hours.
+    let ends = [('A', now + hour / 2), ('B', now + 10 * hour)];
+    let kit = racks(&[
+        "rack1 AAAAAA AAAAAA A.....",
+        "rack2 BBBBBB BBBBBB ......",
+        "rack3 ...... ...... ......",
+        "rack4 ...... ...... ......",
+    ])
+    .ends(now, &ends);
+    let view_with_ends = || kit.view.clone();
+    let policy = |end_time| kit.clone().with_policy(|p| p.end_time = end_time).topo;
     let req = JobRequest {
         ends_at: Some(now + 10 * hour),
         ..JobRequest::nodes(4)
     };
     let view = view_with_ends();
-    let rack_of = |topo: &Topology| domains_of(topo, &placements(topo, &view, &req).unwrap()[0]);
+    let rack_of = |topo: &Topology| racks_of(topo, &placements(topo, &view, &req).unwrap()[0]);
     // Off: best fit (rack1, one tray left over). Align: rack2.
-    let off = Topology::uniform(4, 18, policy(EndTime::Off));
+    let off = policy(EndTime::Off);
     assert_eq!(rack_of(&off), vec![0]);
-    let align = Topology::uniform(4, 18, policy(EndTime::Align));
+    let align = policy(EndTime::Align);
     assert_eq!(rack_of(&align), vec![1]);
     // Tie-break only decides between equal fits: rack1 still wins on leftover.
-    let tie = Topology::uniform(4, 18, policy(EndTime::TieBreak));
+    let tie = policy(EndTime::TieBreak);
     assert_eq!(rack_of(&tie), vec![0]);
     // With equal fits (rack1 at 6 free too), the tie-break takes rack2.
-    let mut view = view_with_ends();
-    view.trays[12].offered = true;
-    view.trays[12].allocated = false;
-    view.busy_until[12] = 0;
+    let view = kit
+        .clone()
+        .draw("rack1", "AAAAAA AAAAAA ......")
+        .ends(now, &ends)
+        .view;
     assert_eq!(
-        domains_of(&tie, &placements(&tie, &view, &req).unwrap()[0]),
+        racks_of(&tie, &placements(&tie, &view, &req).unwrap()[0]),
         vec![1]
     );
     // Without end times (or for a job without a limit), every rule is plain best fit.
     let no_limit = JobRequest::nodes(4);
     assert_eq!(
-        domains_of(
+        racks_of(
             &align,
             &placements(&align, &view_with_ends(), &no_limit).unwrap()[0]
         ),
@@ -702,7 +688,7 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
     let mut unknown = view_with_ends();
     unknown.busy_until.clear();
     assert_eq!(
-        domains_of(&align, &placements(&align, &unknown, &req).unwrap()[0]),
+        racks_of(&align, &placements(&align, &unknown, &req).unwrap()[0]),
         vec![0]
     );
 }
@@ -712,19 +698,11 @@ fn end_time_rules_prefer_racks_that_come_free_together() {
 /// `-N 2` would take first to pack shared jobs.
 #[test]
 fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
-    let (topo, mut view) = cluster(2);
-    for r in 0..2 {
-        view.trays[r * 18].allocated = true;
-        view.trays[r * 18].gpus = 1;
-    }
-    let req = JobRequest {
-        demand: Demand {
-            gpus: 8,
-            cpus: 2,
-            trays: 0,
-        },
-        ..JobRequest::nodes(2)
-    };
+    let (topo, view) = racks(&["rack1 +..... ...... ......", "rack2 +..... ...... ......"])
+        .edit("rack1", 0..1, |t| t.gpus = 1)
+        .edit("rack2", 0..1, |t| t.gpus = 1)
+        .parts();
+    let req = sized_by(2, 8, 2);
     let p = &placements(&topo, &view, &req).unwrap()[0];
     assert_eq!(p.nodes, vec![1, 2]);
     // A plain -N 2 still packs onto the shared tray first.
@@ -734,25 +712,6 @@ fn jobs_sized_by_gpus_are_offered_the_trays_with_the_most_gpus() {
     );
 }
 
-/// Racks of the given sizes, node indices consecutive.
-fn racks_of(sizes: &[usize], policy: Policy) -> Topology {
-    let mut config = crate::config::Config {
-        policy,
-        ..crate::config::Config::default()
-    };
-    let mut next = 0;
-    for (r, &trays) in sizes.iter().enumerate() {
-        config.racks.push(crate::config::RackConfig {
-            name: format!("rack{}", r + 1),
-            nodes: (next..next + trays).map(|t| format!("n{t}")).collect(),
-            clique: None,
-            group: None,
-        });
-        next += trays;
-    }
-    Topology::resolve(&config, next, |n| n[1..].parse().ok()).0
-}
-
 /// Fuzz finding (placement): with `-w` nodes in more racks than `ceil(n / largest rack)`,
 /// fewest-racks may use every named rack, so the submission check must count those racks,
 /// not only the `ceil(n / largest rack)` largest. And when the named racks are small, the
@@ -760,8 +719,7 @@ fn racks_of(sizes: &[usize], policy: Policy) -> Topology {
 #[test]
 fn never_runnable_check_counts_the_racks_named_by_required_nodes() {
     // Racks of 3, 1 and 2 trays; -w a node in each: 6 nodes fit exactly those three racks.
-    let topo = racks_of(&[3, 1, 2], Policy::default());
-    let view = ClusterView::all_free(6);
+    let (topo, view) = testkit::sized(&[3, 1, 2]).parts();
     let req = JobRequest {
         min_nodes: 6,
         max_nodes: 30,
@@ -773,8 +731,7 @@ fn never_runnable_check_counts_the_racks_named_by_required_nodes() {
     reference::check_plan(&topo, &view, &req).unwrap();
     // Racks of 6, 6 and 2 trays, -w in the small one: 8 nodes fit it plus one large rack,
     // 9 never fit two racks that include it.
-    let topo = racks_of(&[6, 6, 2], Policy::default());
-    let view = ClusterView::all_free(14);
+    let (topo, view) = testkit::sized(&[6, 6, 2]).parts();
     for (n, runnable) in [(8, true), (9, false)] {
         let req = JobRequest {
             required: vec![12],
@@ -790,34 +747,11 @@ fn never_runnable_check_counts_the_racks_named_by_required_nodes() {
 /// refused the rack that could hold the job. Without GPUs the most CPUs come first.
 #[test]
 fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
-    let topo = Topology::uniform(1, 3, Policy::default());
-    let mut view = ClusterView::all_free(3);
-    view.trays[0] = crate::model::Tray {
-        offered: true,
-        allocated: true,
-        gpus: 1,
-        cpus: 1,
-        ..Default::default()
-    };
-    view.trays[1] = crate::model::Tray {
-        unavailable: true,
-        ..Default::default()
-    };
-    view.trays[2] = crate::model::Tray {
-        offered: true,
-        allocated: true,
-        gpus: 0,
-        cpus: 2,
-        ..Default::default()
-    };
-    let req = JobRequest {
-        demand: Demand {
-            gpus: 0,
-            cpus: 2,
-            trays: 0,
-        },
-        ..JobRequest::nodes(1)
-    };
+    let (topo, view) = racks(&["rack1 +x+"])
+        .edit("rack1", 0..1, |t| (t.gpus, t.cpus) = (1, 1))
+        .edit("rack1", 2..3, |t| (t.gpus, t.cpus) = (0, 2))
+        .parts();
+    let req = sized_by(1, 0, 2);
     assert_eq!(placements(&topo, &view, &req).unwrap()[0].nodes, vec![2]);
     reference::check_plan(&topo, &view, &req).unwrap();
 }
@@ -867,25 +801,22 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                 let mut next = 0;
                 for (r, &(size, group)) in racks.iter().enumerate() {
                     config.racks.push(crate::config::RackConfig {
-                        name: format!("rack{r}"),
-                        nodes: (next..next + size).map(|i| format!("n{i}")).collect(),
-                        clique: None,
                         group: [None, Some("a".to_string()), Some("b".to_string())][group].clone(),
+                        ..testkit::rack(&format!("rack{r}"), next..next + size)
                     });
                     next += size;
                 }
                 let nodes = next + 1; // one node outside every rack
-                let mut topo = Topology::resolve(&config, nodes, |n| n[1..].parse().ok()).0;
+                let mut topo = testkit::resolve(&config, nodes);
                 topo.full_tray = crate::model::Capacity { gpus: 4, cpus: 8 };
+                // Free (a whole tray), shared, allocated, down.
                 let mut view = ClusterView {
                     trays: trays[..nodes]
                         .iter()
                         .map(|&(state, gpus, cpus, _)| crate::model::Tray {
-                            offered: state < 2,
-                            allocated: state == 1 || state == 2,
-                            unavailable: state == 3,
                             gpus: if state == 0 { 4 } else { gpus },
                             cpus: if state == 0 { 8 } else { cpus },
+                            ..testkit::tray(b".+Ax"[usize::from(state)].into())
                         })
                         .collect(),
                     ..ClusterView::default()

@@ -354,9 +354,9 @@ mod tests {
         // 17 trays: the degraded rack fits exactly (the engine's best fit).
         let nodes = p.place(&free, SimRequest::nodes(17, None)).unwrap();
         assert!(nodes.iter().all(|&n| n < 18) && !nodes.contains(&4));
-        let topo = Topology::uniform(4, 18, Policy::default());
-        let mut view = ClusterView::all_free(72);
-        view.trays[4].offered = false;
+        let (topo, view) = crate::testkit::uniform(4, 18)
+            .draw("rack1", "...._. ...... ......")
+            .parts();
         let plan = placement::placements(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
         assert_eq!(
             p.place(&free, SimRequest::nodes(32, Some(16))),

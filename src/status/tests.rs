@@ -1,39 +1,24 @@
 use super::*;
-use crate::config::RackConfig;
+use crate::testkit::{racks, Kit};
 
-/// Four racks of 18 trays gb001..gb072, like the lab.
-fn config() -> Config {
-    let mut c = Config::default();
-    for r in 0..4 {
-        c.racks.push(RackConfig {
-            name: format!("rack{}", r + 1),
-            nodes: (1..=18).map(|t| format!("gb{:03}", r * 18 + t)).collect(),
-            clique: None,
-            group: None,
-        });
-    }
-    c
+/// Four racks of 18 trays, like the lab. rack1: job 7 (A) on 10 trays, one drained; rack2:
+/// job 8 (B) on 16 trays (2 free); rack3 full of job 9 (C); rack4: one tray down, the rest
+/// free (17).
+fn lab() -> Kit {
+    racks(&[
+        "rack1 AAAAAAAAAA-.......",
+        "rack2 BBBBBBBBBBBBBBBB..",
+        "rack3 CCCCCCCCCCCCCCCCCC",
+        "rack4 x.................",
+    ])
 }
 
-/// rack1: job 7 on 10 trays, gb011 drained; rack2: job 8 on 16 trays (2 free); rack3 full
-/// of job 9; rack4: gb055 down, the rest free (17).
+fn config() -> Config {
+    lab().config().clone()
+}
+
 fn live() -> Live {
-    let mut trays = BTreeMap::new();
-    for n in 1..=72 {
-        let state = match n {
-            1..=10 => TrayState::Busy(vec![7]),
-            11 => TrayState::Drained,
-            19..=34 => TrayState::Busy(vec![8]),
-            37..=54 => TrayState::Busy(vec![9]),
-            55 => TrayState::Down,
-            _ => TrayState::Free,
-        };
-        trays.insert(format!("gb{n:03}"), state);
-    }
-    Live {
-        trays,
-        pending: Vec::new(),
-    }
+    lab().live(&[('A', 7), ('B', 8), ('C', 9)])
 }
 
 fn pending(id: u32, min_nodes: usize, gpus: u64) -> PendingJob {

@@ -21,6 +21,14 @@ use std::time::{Duration, Instant};
 
 use topology_nvl72::hostlist;
 
+mod env;
+mod nodes;
+// Each test binary uses a part of the harness (see `dead_code` above).
+#[allow(unused_imports)]
+pub use env::*;
+#[allow(unused_imports)]
+pub use nodes::*;
+
 pub const TRAYS: usize = 18;
 
 /// How slurmctld.log introduces a job that backfill started, followed by `N in <partition> on
@@ -301,6 +309,23 @@ impl Lab {
         std::fs::read_to_string(self.dir.join("var/log").join(name)).unwrap_or_default()
     }
 
+    /// How long slurmctld.log is now: the offset for [`Lab::ctld_log_since`].
+    pub fn ctld_log_len(&self) -> usize {
+        self.log("slurmctld.log").len()
+    }
+
+    /// The part of slurmctld.log written after byte offset `from`.
+    pub fn ctld_log_since(&self, from: usize) -> String {
+        let log = self.log("slurmctld.log");
+        log.get(from..).unwrap_or_default().to_string()
+    }
+
+    /// `scontrol ping` says the primary controller is UP.
+    pub fn ctld_up(&self) -> bool {
+        let out = self.sl(&["scontrol", "ping"]);
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("is UP")
+    }
+
     /// The log of the daemon's current run: from the start line before its last plugin load.
     /// The start line is `slurmctld version X started on cluster ...` or `slurmd version X
     /// started` in every series, so any version matches.
@@ -429,70 +454,6 @@ impl Lab {
     }
 }
 
-/// The Slurm series the lab runs, as lab-lib.sh reads it: `SLURM_SERIES`, else the release of
-/// the installation at `SLURM_PREFIX` (its `include/slurm/slurm_version.h`), else `24.11`.
-pub fn slurm_series() -> String {
-    if let Some(s) = std::env::var("SLURM_SERIES").ok().filter(|s| !s.is_empty()) {
-        return s;
-    }
-    match slurm_prefix() {
-        Some(prefix) => {
-            let version = prefix_version(&prefix).unwrap_or_else(|| {
-                panic!(
-                    "cannot read the Slurm release of SLURM_PREFIX={prefix} \
-                     (SLURM_VERSION_NUMBER in include/slurm/slurm_version.h); set SLURM_SERIES"
-                )
-            });
-            version
-                .rsplit_once('.')
-                .map_or(version.clone(), |(s, _)| s.to_string())
-        }
-        None => "24.11".into(),
-    }
-}
-
-/// `SLURM_PREFIX`: the site's own Slurm installation the lab runs instead of Debian's.
-pub fn slurm_prefix() -> Option<String> {
-    std::env::var("SLURM_PREFIX")
-        .ok()
-        .map(|p| p.trim_end_matches('/').to_string())
-        .filter(|p| !p.is_empty())
-}
-
-/// The release (e.g. `25.11.7`) of an installation: `SLURM_VERSION_NUMBER` (`0x190b07`) in
-/// its `include/slurm/slurm_version.h`, as lab-lib.sh reads it.
-pub fn prefix_version(prefix: &str) -> Option<String> {
-    let h = std::fs::read_to_string(format!("{prefix}/include/slurm/slurm_version.h")).ok()?;
-    h.lines().find_map(|l| {
-        let rest = l.strip_prefix("#define")?.trim_start();
-        let v = rest.strip_prefix("SLURM_VERSION_NUMBER")?.trim();
-        let n = u32::from_str_radix(v.split_whitespace().next()?.strip_prefix("0x")?, 16).ok()?;
-        Some(format!(
-            "{}.{:02}.{}",
-            (n >> 16) & 0xff,
-            (n >> 8) & 0xff,
-            n & 0xff
-        ))
-    })
-}
-
-/// lab-lib.sh's default `LAB` for a series (each series has its own lab and ports), for
-/// Debian's Slurm or, with `SLURM_PREFIX`, for an installation of that series.
-pub fn default_lab_dir(series: &str) -> String {
-    match (slurm_prefix().is_some(), series) {
-        (false, "26.05") => "/var/tmp/nvl72-lab-26.05".into(),
-        (false, _) => "/var/tmp/nvl72-lab".into(),
-        (true, "25.05" | "25.11") => format!("/var/tmp/nvl72-lab-{series}"),
-        (true, _) => format!("/var/tmp/nvl72-lab-prefix-{series}"),
-    }
-}
-
-/// The topology plugin the lab runs: `nvl72`, or with `E2E_TOPO=none` (or `block`) stock
-/// Slurm, to show which placement tests fail without the plugin (scripts/without-plugin.sh).
-pub fn topo_under_test() -> String {
-    std::env::var("E2E_TOPO").unwrap_or_else(|_| "nvl72".into())
-}
-
 /// A lab node name or node list (`gb050`, `gb[001-004]`, `cpu01`), not a rack or group name.
 fn is_node_list(name: &str) -> bool {
     ["gb", "cpu"].iter().any(|p| {
@@ -500,44 +461,4 @@ fn is_node_list(name: &str) -> bool {
             .and_then(|rest| rest.chars().next())
             .is_some_and(|c| c.is_ascii_digit() || c == '[')
     })
-}
-
-/// Rack number (1-based) of a lab tray name `gbNNN`.
-pub fn rack_of(node: &str) -> usize {
-    rack_in(node, TRAYS)
-}
-
-/// Rack number (1-based) of `gbNNN` in a lab of `trays` trays per rack.
-pub fn rack_in(node: &str, trays: usize) -> usize {
-    let n: usize = node
-        .trim_start_matches("gb")
-        .parse()
-        .unwrap_or_else(|_| panic!("not a tray: {node}"));
-    (n - 1) / trays + 1
-}
-
-/// Sorted distinct racks of a node list.
-pub fn racks(nodes: &[String]) -> Vec<usize> {
-    racks_in(nodes, TRAYS)
-}
-
-/// Nodes per rack, as (rack, count) sorted by rack.
-pub fn per_rack(nodes: &[String]) -> Vec<(usize, usize)> {
-    per_rack_in(nodes, TRAYS)
-}
-
-/// [`racks`] in a lab of `trays` trays per rack.
-pub fn racks_in(nodes: &[String], trays: usize) -> Vec<usize> {
-    let mut r: Vec<usize> = nodes.iter().map(|n| rack_in(n, trays)).collect();
-    r.sort_unstable();
-    r.dedup();
-    r
-}
-
-/// [`per_rack`] in a lab of `trays` trays per rack.
-pub fn per_rack_in(nodes: &[String], trays: usize) -> Vec<(usize, usize)> {
-    racks_in(nodes, trays)
-        .into_iter()
-        .map(|r| (r, nodes.iter().filter(|n| rack_in(n, trays) == r).count()))
-        .collect()
 }

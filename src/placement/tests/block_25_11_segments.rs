@@ -13,9 +13,7 @@ fn segmented_on(nodes: &[usize], n: usize, s: usize) -> JobRequest {
 }
 
 fn cluster_25_11(racks: usize) -> (Topology, ClusterView) {
-    let (mut topo, view) = cluster(racks);
-    topo.block_25_11_segments = true;
-    (topo, view)
+    testkit::uniform(racks, 18).block_25_11_segments().parts()
 }
 
 #[test]
@@ -64,10 +62,12 @@ fn from_25_11_named_nodes_that_are_not_whole_segments_per_rack_never_run() {
 
 #[test]
 fn from_25_11_a_busy_named_node_makes_the_job_wait() {
-    let (topo, mut view) = cluster_25_11(4);
-    view.trays[19].offered = false;
-    view.trays[19].allocated = true;
-    let req = segmented_on(&[0, 1, 18, 19], 4, 2);
+    let kit = testkit::uniform(4, 18)
+        .block_25_11_segments()
+        .draw("rack2", ".A.... ...... ......");
+    let (topo, view) = kit.clone().parts();
+    let named = kit.nodes(&[("rack1", 0), ("rack1", 1), ("rack2", 0), ("rack2", 1)]);
+    let req = segmented_on(&named, 4, 2);
     assert!(matches!(
         placements(&topo, &view, &req),
         Err(Reject::NotNow(_))
@@ -90,7 +90,7 @@ fn from_25_11_each_segment_larger_than_a_rack_gets_the_fewest_racks() {
     let (topo, view) = cluster_25_11(4);
     let p = &placements(&topo, &view, &JobRequest::segmented(40, 20)).unwrap()[0];
     assert_eq!(p.nodes.len(), 40);
-    assert_eq!(domains_of(&topo, p).len(), 3, "{:?}", p.pieces);
+    assert_eq!(racks_of(&topo, p).len(), 3, "{:?}", p.pieces);
     let p = &placements(&topo, &view, &JobRequest::segmented(20, 20)).unwrap()[0];
     assert_eq!(p.pieces.len(), 2);
     // Three segments of 20 fit four racks (18+2, 16+4, 14+6); four do not (80 > 72).
@@ -104,10 +104,15 @@ fn from_25_11_each_segment_larger_than_a_rack_gets_the_fewest_racks() {
 
 #[test]
 fn from_25_11_a_segment_larger_than_a_rack_waits_for_its_racks() {
-    let (topo, mut view) = cluster_25_11(4);
-    for n in (0..72).filter(|n| n % 18 >= 9) {
-        view.trays[n].offered = false; // every rack half busy: no two racks hold 20
-    }
+    // Every rack half busy: no two racks hold 20.
+    let (topo, view) = racks(&[
+        "rack1 ...... ...___ ______",
+        "rack2 ...... ...___ ______",
+        "rack3 ...... ...___ ______",
+        "rack4 ...... ...___ ______",
+    ])
+    .block_25_11_segments()
+    .parts();
     let req = JobRequest::segmented(20, 20);
     assert!(matches!(
         placements(&topo, &view, &req),

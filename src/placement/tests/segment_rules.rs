@@ -12,28 +12,25 @@ fn with_rule(n: usize, s: usize, rule: SegmentPlacement) -> JobRequest {
 
 #[test]
 fn spread_segments_take_a_rack_each_best_fit_first() {
-    let (topo, mut view) = cluster(4);
-    for n in 18..32 {
-        view.trays[n].offered = false; // rack2 has 4 free: the tightest for a segment of 4
-    }
+    let (topo, view) = testkit::uniform(4, 18)
+        .draw("rack2", "______ ______ __....") // 4 free: the tightest for a segment of 4
+        .parts();
     let p = &placements(&topo, &view, &with_rule(12, 4, SegmentPlacement::Spread)).unwrap()[0];
     assert_eq!(p.pieces.len(), 3);
     assert_eq!(p.pieces[0], (1, 4));
-    assert_eq!(domains_of(&topo, p).len(), 3);
+    assert_eq!(racks_of(&topo, p).len(), 3);
     // Without the flag, best fit packs them: rack2, then 2 into rack1.
     let p = &placements(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
-    assert_eq!(domains_of(&topo, p).len(), 2);
+    assert_eq!(racks_of(&topo, p).len(), 2);
 }
 
 #[test]
 fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
-    let (topo, mut view) = cluster(4);
-    for n in 0..16 {
-        view.trays[n].offered = false; // rack1 has 2 free
-    }
+    let kit = testkit::uniform(4, 18).draw("rack1", "______ ______ ____.."); // 2 free
+    let (topo, view) = kit.clone().parts();
     let req = with_rule(8, 2, SegmentPlacement::Spread);
     assert!(placements(&topo, &view, &req).is_ok());
-    view.trays[16].offered = false;
+    let view = kit.draw("rack1", "______ ______ _____.").view;
     assert!(matches!(
         placements(&topo, &view, &req),
         Err(Reject::NotNow(_))
@@ -47,20 +44,19 @@ fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
 
 #[test]
 fn consolidate_segments_use_the_fewest_racks() {
-    let (topo, mut view) = cluster(4);
-    for n in 4..18 {
-        view.trays[n].offered = false; // rack1 has 4 free: best fit would start there
-    }
+    let (topo, view) = testkit::uniform(4, 18)
+        .draw("rack1", "....__ ______ ______") // 4 free: best fit would start there
+        .parts();
     let p = &placements(
         &topo,
         &view,
         &with_rule(8, 4, SegmentPlacement::Consolidate),
     )
     .unwrap()[0];
-    assert_eq!(domains_of(&topo, p).len(), 1);
+    assert_eq!(racks_of(&topo, p).len(), 1);
     let p = &placements(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
     assert_eq!(
-        domains_of(&topo, p).len(),
+        racks_of(&topo, p).len(),
         2,
         "best fit: rack1's hole, then another"
     );

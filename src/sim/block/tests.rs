@@ -1,4 +1,5 @@
 use super::*;
+use crate::testkit::racks;
 
 fn empty(racks: usize) -> Vec<bool> {
     vec![true; racks * 18]
@@ -40,8 +41,13 @@ fn full_rack_job_gets_one_whole_rack_the_later_one_on_ties() {
 
 #[test]
 fn small_job_goes_to_the_rack_with_the_fewest_free_nodes() {
-    let mut free = empty(4);
-    free[20..30].fill(false); // rack2 has 8 free
+    let free = racks(&[
+        "rack1 ...... ...... ......",
+        "rack2 ..AAAA AAAAAA ......", // 8 free
+        "rack3 ...... ...... ......",
+        "rack4 ...... ...... ......",
+    ])
+    .offered();
     let nodes = choose(&free, 4, 18, 6, None).unwrap();
     assert_eq!(nodes, vec![18, 19, 30, 31, 32, 33]);
     // 9 nodes do not fit rack2 any more: the later of the whole racks.
@@ -68,10 +74,13 @@ fn nineteen_nodes_take_a_level_one_block_of_two_racks() {
 fn a_job_never_straddles_an_aligned_pair_boundary() {
     // rack2 and rack3 have 10 free each, racks 1 and 4 are busy: 20 nodes would fit rack2+3,
     // but those are in different level-1 blocks, so block waits.
-    let mut free = vec![false; 72];
-    for n in (18..28).chain(36..46) {
-        free[n] = true;
-    }
+    let free = racks(&[
+        "rack1 AAAAAA AAAAAA AAAAAA",
+        "rack2 ...... ....AA AAAAAA",
+        "rack3 ...... ....AA AAAAAA",
+        "rack4 AAAAAA AAAAAA AAAAAA",
+    ])
+    .offered();
     assert_eq!(choose(&free, 4, 18, 20, None), None);
     // With segments, each segment is its own sub-job and does not care about pairs.
     assert_eq!(
@@ -103,10 +112,10 @@ fn invalid_segments_are_rejected_not_pending() {
 
 #[test]
 fn a_drained_tray_keeps_full_rack_jobs_out_of_its_rack() {
-    let mut free = empty(2);
-    free[4] = false;
+    let kit = racks(&["rack1 ....-. ...... ......", "rack2 ...... ...... ......"]);
+    let free = kit.offered();
     assert_eq!(racks_of(&choose(&free, 2, 18, 18, None).unwrap()), vec![1]);
-    free[20] = false;
+    let free = kit.draw("rack2", "..-... ...... ......").offered();
     assert_eq!(choose(&free, 2, 18, 18, None), None);
     let seg = choose(&free, 2, 18, 16, Some(4)).unwrap();
     assert_eq!(seg.len(), 16);
@@ -119,14 +128,17 @@ fn without_a_large_enough_level_the_cluster_is_one_block_with_llblock_tracking()
     // racks are llblocks (max 2). The fullest rack first, then the smallest rack that covers
     // the remaining 2 nodes.
     let cfg = BlockConfig::with_block_sizes(4, 18, &[18]).unwrap();
-    let mut free = empty(4);
-    for n in (18..26).chain(36..42) {
-        free[n] = false; // rack2: 10 free, rack3: 12 free
-    }
+    let kit = racks(&[
+        "rack1 ...... ...... ......",
+        "rack2 AAAAAA AA.... ......", // 10 free
+        "rack3 AAAAAA ...... ......", // 12 free
+        "rack4 ...... ...... ......",
+    ]);
+    let free = kit.offered();
     let nodes = evaluate(&cfg, &free, 20, None).unwrap();
     assert_eq!(per_rack(&nodes, 4), vec![0, 2, 0, 18]);
     // 40 nodes with rack1 busy: three llblocks allowed (ceil(40/18)), largest first.
-    free[..18].fill(false);
+    let free = kit.draw("rack1", "AAAAAA AAAAAA AAAAAA").offered();
     let nodes = evaluate(&cfg, &free, 40, None).unwrap();
     assert_eq!(per_rack(&nodes, 4), vec![0, 10, 12, 18]);
     assert_eq!(evaluate(&cfg, &free, 41, None), Err(BlockError::Pending));
