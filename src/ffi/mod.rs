@@ -4,7 +4,8 @@
 //! - `bindings`: bindgen output for the pinned Slurm headers.
 //! - `guard`: the panic guard, the per-call borrow scope and the `export!` macro.
 //! - `exports`: the symbols Slurm's plugin loader looks up (all through `export!`).
-//! - `slurm`: small safe wrappers (bitmaps, node table, strings, logging).
+//! - `slurm`: small safe wrappers, one module per concern (bitmaps, node records, layout
+//!   checks, memory and strings, logging, configuration).
 //! - `state`: the loaded rack table shared by all entry points.
 //! - `ops`: plugin life cycle, rack lookups, `get`.
 //! - `eval`: job placement inside slurmctld's selection; `restore`: undoing a failed try.
@@ -13,7 +14,8 @@
 //! - `ctx` (25.05+): the operations later series added or changed (context, node units,
 //!   topology strings, one-node path, ranks).
 //! - `jobinfo` (25.11+): each job's NVLink-domain pieces, for one IMEX channel each.
-#[allow(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+#[allow(unsafe_code, clippy::undocumented_unsafe_blocks)]
 mod bindings;
 #[cfg(slurm_ctx)]
 #[allow(unsafe_code)]
