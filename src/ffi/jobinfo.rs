@@ -14,6 +14,7 @@ use std::ffi::{c_char, c_int, c_void};
 
 use super::bindings as b;
 use super::guard::Call;
+use super::job::Job;
 use super::slurm;
 
 /// `xstrstr(job_ptr->network, ...)` in the IMEX plugin: only such jobs get the list.
@@ -53,7 +54,8 @@ impl Drop for JobInfo {
 ///
 /// # Safety
 /// `job` must be the job record of the current evaluation (job write lock held).
-pub unsafe fn attach(job: *mut b::job_record_t, pieces: Vec<String>) {
+pub unsafe fn attach(job: Job<'_>, pieces: Vec<String>) {
+    let job = job.as_ptr();
     let data: *mut c_void = Box::into_raw(Box::new(JobInfo::new(pieces))).cast();
     // SAFETY: per the contract; the container comes from Slurm's allocator, which frees it
     // with topology_g_jobinfo_free (calling our `free` for `data`, found by plugin_id).
@@ -75,12 +77,9 @@ pub unsafe fn attach(job: *mut b::job_record_t, pieces: Vec<String>) {
 }
 
 /// Does the job ask for one IMEX channel per NVLink domain?
-///
-/// # Safety
-/// `job` must be a valid job record.
-pub unsafe fn wants_pieces(call: &Call, job: *mut b::job_record_t) -> bool {
-    // SAFETY: network is NULL or a C string of the job record, read under the job lock.
-    unsafe { slurm::str_arg(call, (*job).network) }.is_some_and(|n| n.contains(PER_DOMAIN_CHANNELS))
+pub fn wants_pieces(job: Job<'_>) -> bool {
+    job.network()
+        .is_some_and(|n| n.contains(PER_DOMAIN_CHANNELS))
 }
 
 /// # Safety
