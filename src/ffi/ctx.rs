@@ -5,7 +5,9 @@
 //! The plugin keeps one rack table per process (`state`), so `tctx` is read only for the path
 //! of the configuration (`tctx->topo_conf`) and its name (for topology strings).
 
-use std::ffi::{c_char, c_int};
+use std::ffi::c_char;
+#[cfg(slurm_eval_action)]
+use std::ffi::c_int;
 
 use super::bindings as b;
 use super::error::PluginError;

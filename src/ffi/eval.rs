@@ -49,7 +49,7 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(),
     EVAL.fetch_add(1, Ordering::Relaxed);
     let node_map = te.node_map(call).ok_or(PluginError::Error)?;
     // Slurm's generic code (every path below) may read slurmctld's idle map, e.g. for
-    // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm.rs).
+    // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm/conf.rs).
     // SAFETY: we run under slurmctld's node write lock, which excludes concurrent evaluations
     // and writers of idle_node_bitmap; the copy stays valid for this call (and the callbacks
     // below, which run inside it).

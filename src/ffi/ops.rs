@@ -30,7 +30,7 @@ pub fn fini(_: &Call) -> Result<(), PluginError> {
 pub fn build_config(_: &Call) -> Result<(), PluginError> {
     let in_ctld = slurm::running_in_slurmctld();
     if in_ctld {
-        // part_list exists by now and its pointer never changes afterwards (see slurm.rs).
+        // part_list exists by now and its pointer never changes afterwards (see slurm/conf.rs).
         // SAFETY: build_config runs single-threaded during slurmctld's config load.
         unsafe { slurm::PART_LIST.refresh(std::ptr::addr_of_mut!(b::part_list)) };
     }
