@@ -5,9 +5,12 @@
 //! The plugin keeps one rack table per process (`state`), so `tctx` is read only for the path
 //! of the configuration (`tctx->topo_conf`) and its name (for topology strings).
 
-use std::ffi::{c_char, c_int};
+use std::ffi::c_char;
+#[cfg(slurm_eval_action)]
+use std::ffi::c_int;
 
 use super::bindings as b;
+use super::error::PluginError;
 use super::guard::Call;
 use super::ops;
 use super::slurm;
@@ -29,11 +32,11 @@ unsafe fn remember_conf_dir(call: &Call, tctx: *mut b::topology_ctx_t) {
 
 /// # Safety
 /// `tctx` must be NULL or the context Slurm passes, valid for the call.
-pub unsafe fn build_config(call: &Call, tctx: *mut b::topology_ctx_t) -> c_int {
+pub unsafe fn build_config(call: &Call, tctx: *mut b::topology_ctx_t) -> Result<(), PluginError> {
     // SAFETY: per the function contract.
     unsafe { remember_conf_dir(call, tctx) };
     let rc = ops::build_config(call);
-    if rc == slurm::SUCCESS && slurm::running_in_slurmctld() {
+    if rc.is_ok() && slurm::running_in_slurmctld() {
         // SAFETY: build_config runs single-threaded during slurmctld's configuration load,
         // before `_set_nodes_topo` reads the strings back (read_config.c).
         unsafe { show_racks_on_nodes(tctx) };
@@ -87,8 +90,8 @@ unsafe fn context_name(tctx: *mut b::topology_ctx_t) -> String {
 
 /// Called when slurmctld (or a reconfigure) drops its topology contexts; the rack table is
 /// replaced by the next `build_config` or dropped by `fini`.
-pub fn destroy_config(_: &Call, _tctx: *mut b::topology_ctx_t) -> c_int {
-    slurm::SUCCESS
+pub fn destroy_config(_: &Call, _tctx: *mut b::topology_ctx_t) -> Result<(), PluginError> {
+    Ok(())
 }
 
 /// A node's `Topology=` (slurm.conf, `scontrol update node`) names its unit; racks come from
@@ -101,12 +104,12 @@ pub unsafe fn add_rm_node(
     node: *mut b::node_record_t,
     unit: *mut c_char,
     _tctx: *mut b::topology_ctx_t,
-) -> c_int {
+) -> Result<(), PluginError> {
     // SAFETY: per the function contract.
     let (Some(unit), Some(node)) = (unsafe { slurm::str_arg(call, unit) }, unsafe {
         slurm::node_name_of(call, node)
     }) else {
-        return slurm::SUCCESS; // no unit named: nothing to change
+        return Ok(()); // no unit named: nothing to change
     };
     let current = state::current().and_then(|st| {
         st.rack_by_name
@@ -114,14 +117,14 @@ pub unsafe fn add_rm_node(
             .map(|&d| st.topo.racks[d].name.clone())
     });
     if current.as_deref() == Some(unit) {
-        return slurm::SUCCESS;
+        return Ok(());
     }
     slurm::log_error(&format!(
         "{node}: Topology unit {unit} refused: racks come from topology.toml ({node} is in {}); \
          edit it and run `scontrol reconfigure`",
         current.as_deref().unwrap_or("no rack")
     ));
-    slurm::ERROR
+    Err(PluginError::Error)
 }
 
 /// # Safety
@@ -183,12 +186,16 @@ pub fn allow_one_node(_: &Call) -> bool {
 /// # Safety
 /// `te` as cons_tres passes it, `node_inx` an index of its node table.
 #[cfg(slurm_eval_action)]
-pub unsafe fn eval_node(_: &Call, te: *mut b::topology_eval_t, node_inx: c_int) -> c_int {
+pub unsafe fn eval_node(
+    _: &Call,
+    te: *mut b::topology_eval_t,
+    node_inx: c_int,
+) -> Result<(), PluginError> {
     if te.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     // SAFETY: arguments forwarded unchanged to Slurm's helper.
-    unsafe { b::common_test_node(te, node_inx) }
+    PluginError::check(unsafe { b::common_test_node(te, node_inx) })
 }
 
 /// One rank per allocated node, rack-major: `rack << TOPO_RANK_ID_SHIFT | tray position`, so
@@ -202,18 +209,18 @@ pub unsafe fn get_rank(
     node_bitmap: *mut b::bitstr_t,
     node_rank: *mut *mut u32,
     size: *mut u32,
-) -> c_int {
+) -> Result<(), PluginError> {
     if node_rank.is_null() || size.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     // SAFETY: per the function contract.
     let Some(nodes) = (unsafe { slurm::BitmapRef::new(call, node_bitmap) }) else {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     };
     let Some(st) = state::current() else {
         // SAFETY: valid out-pointers: no ranking (as topology/flat).
         unsafe { (*node_rank, *size) = (slurm::null(), 0) };
-        return slurm::SUCCESS;
+        return Ok(());
     };
     let ranks = crate::allocation::node_ranks(&st.topo, &nodes.ones(), b::TOPO_RANK_ID_SHIFT);
     // SAFETY: valid out-pointers; the array comes from Slurm's allocator, the caller frees it.
@@ -223,5 +230,5 @@ pub unsafe fn get_rank(
         *node_rank = array;
         *size = ranks.len() as u32;
     }
-    slurm::SUCCESS
+    Ok(())
 }

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 
 use super::bindings as b;
 use super::guard::{callback, Call};
+use super::job::Job;
 use super::slurm::{self, BitmapRef};
 
 /// The last walk: the job table's stamp then, when the walk ran, and every node's latest
@@ -45,10 +46,9 @@ pub fn now() -> u32 {
 
 /// Every node's latest expected job end (0: no running job), or None outside slurmctld.
 ///
-/// # Safety
-/// Only inside slurmctld's scheduler with the job read lock held (as during eval), so that
-/// no job record changes while the list is walked.
-pub unsafe fn busy_until() -> Option<Vec<u32>> {
+/// `_locked` is the proof that the job lock is held (a [`Job`] handle exists only under it,
+/// as during eval), so that no job record changes while the list is walked.
+pub fn busy_until(_locked: Job<'_>) -> Option<Vec<u32>> {
     // slurmstepd defines a `job_list` of its own; only slurmctld's is the job table.
     if !slurm::running_in_slurmctld() {
         return None;
@@ -59,7 +59,7 @@ pub unsafe fn busy_until() -> Option<Vec<u32>> {
         return None;
     }
     // SAFETY: non-NULL dlsym results are the addresses of slurmctld's `list_t *job_list` and
-    // `time_t last_job_update`; the job lock held by the caller excludes writers.
+    // `time_t last_job_update`; the job lock (`_locked`) excludes writers.
     let (list, stamp) = unsafe { (*list, *stamp) };
     if list.is_null() {
         return None;
@@ -125,11 +125,8 @@ unsafe fn mark_job(call: &Call, job: *mut c_void, arg: *mut c_void) -> c_int {
 /// When a job starting now would be expected to end (now plus its time limit), or None for
 /// a job without a limit.
 ///
-/// # Safety
-/// `job` must be a valid job record.
-pub unsafe fn ends_at(job: *const b::job_record_t, now: u32) -> Option<u32> {
-    // SAFETY: per the function contract.
-    let limit = unsafe { (*job).time_limit };
+pub fn ends_at(job: Job<'_>, now: u32) -> Option<u32> {
+    let limit = job.time_limit();
     (limit != b::INFINITE && limit != b::NO_VAL)
         .then(|| now.saturating_add(limit.saturating_mul(60)))
 }

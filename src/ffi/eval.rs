@@ -6,7 +6,7 @@
 //! 2. `common_topo_choose_nodes` (Slurm's helper, as in every topology plugin) drops nodes
 //!    without usable CPUs and calls back into [`eval_in_racks`], possibly several times.
 //! 3. The callback builds a view of the racks from `node_map` and the node table, asks
-//!    [`crate::placement::choose`] for ranked node sets, and for each one narrows `node_map` to
+//!    [`crate::placement::plan`] for ranked node sets, and for each one narrows `node_map` to
 //!    it and runs Slurm's generic `eval_nodes`, which charges cores and GRES. The first set
 //!    Slurm accepts wins; otherwise `restore::Attempt` puts back what the try lowered and the
 //!    next set is tried.
@@ -17,14 +17,17 @@ use std::sync::Arc;
 
 use super::bindings as b;
 use super::end_times;
+use super::error::{Failure, PluginError};
 use super::guard::{callback, Call};
-use super::restore::Offer;
+use super::job::Job;
+use super::restore::{self, Offer};
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
+use super::topo_eval::TopoEval;
 use crate::config::{EndTime, SegmentPlacement};
 use crate::demand::{gpus_in_tres, JobShape};
 use crate::model::{Capacity, ClusterView, Tray};
-use crate::placement::{self, JobRequest, Reject};
+use crate::placement::{self, JobRequest, Placement, Plan, Reject};
 
 /// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
 /// engine found no room. Within one call Slurm's retries only ever offer fewer trays (and no
@@ -35,190 +38,87 @@ static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Whether the job of that evaluation has `--segment` (26.05 names the reason after it).
 static NOT_NOW_SEGMENT: AtomicBool = AtomicBool::new(false);
 
-/// How a try ended without a placement, which each series reports differently.
-#[derive(Clone, Copy)]
-enum Failure {
-    /// No rack (or set of racks, or room for the segments) can hold the job now.
-    NoRoom {
-        /// 26.05 names the reason after it.
-        #[cfg_attr(not(slurm_eval_action), allow(dead_code))]
-        segment: bool,
-    },
-    /// Racks fit, but Slurm refused every choice for cores, memory or GRES.
-    NoResources,
-    /// The request can never fit the racks (refused at submission).
-    Never,
-}
-
-/// The return code for `failure`; on 26.05 also the retry-loop directive
-/// (`common_topo_choose_nodes` reads `eval_action` after every failed call, and returns the
-/// first failure's code, which becomes the pending reason when it is a topology error):
-/// - no room: stop retrying (fewer trays cannot help), "No suitable topology unit found";
-/// - no resources: Slurm's default retry, plain error, so the reason stays `Resources`.
-///
-/// # Safety
-/// `te` must be the valid topology_eval_t of the current eval.
-unsafe fn failed(te: *mut b::topology_eval_t, failure: Failure) -> c_int {
-    #[cfg(slurm_eval_action)]
-    // SAFETY: per the function contract.
-    unsafe {
-        let (action, rc) = match failure {
-            Failure::NoRoom { segment: false } => (
-                b::eval_action_t_EVAL_ACTION_BREAK,
-                b::slurm_err_t_ESLURM_TOPO_NO_FIT as c_int,
-            ),
-            Failure::NoRoom { segment: true } => (
-                b::eval_action_t_EVAL_ACTION_BREAK,
-                b::slurm_err_t_ESLURM_TOPO_SEGMENT_NO_FIT as c_int,
-            ),
-            Failure::NoResources => (b::eval_action_t_EVAL_ACTION_RETRY_DEFAULT, slurm::ERROR),
-            // A permanent error is only allowed on the first pass (Slurm asserts it in its
-            // retry loop); later ones just stop.
-            Failure::Never if !(*te).first_pass => {
-                (b::eval_action_t_EVAL_ACTION_BREAK, slurm::ERROR)
-            }
-            Failure::Never => (b::eval_action_t_EVAL_ACTION_BREAK, slurm::TOPO_UNAVAILABLE),
-        };
-        (*te).eval_action = action;
-        rc
-    }
-    #[cfg(not(slurm_eval_action))]
-    {
-        let _ = te;
-        match failure {
-            Failure::Never => slurm::TOPO_UNAVAILABLE,
-            Failure::NoRoom { .. } | Failure::NoResources => slurm::ERROR,
-        }
-    }
-}
-
 /// `topology_p_eval_nodes`.
 ///
 /// # Safety
-/// `te` must be NULL or a fully initialised topology_eval_t as cons_tres passes it: its job,
-/// details, bitmaps and arrays stay valid and ours for the call (slurmctld holds the job and
-/// node locks).
-pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> c_int {
-    if te.is_null() {
-        return slurm::ERROR;
-    }
+/// `te` must be NULL or a fully initialised topology_eval_t as cons_tres passes it (the
+/// contract of [`TopoEval::new`]: slurmctld holds the job and node locks).
+pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(), PluginError> {
+    // SAFETY: per the function contract.
+    let te = unsafe { TopoEval::new(call, te) }.ok_or(PluginError::Error)?;
     EVAL.fetch_add(1, Ordering::Relaxed);
-    // SAFETY: see the function contract.
-    let (job, node_map) = unsafe { ((*te).job_ptr, BitmapRef::new(call, (*te).node_map)) };
-    let Some(node_map) = node_map else {
-        return slurm::ERROR;
-    };
+    let node_map = te.node_map(call).ok_or(PluginError::Error)?;
     // Slurm's generic code (every path below) may read slurmctld's idle map, e.g. for
-    // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm.rs).
+    // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm/conf.rs).
     // SAFETY: we run under slurmctld's node write lock, which excludes concurrent evaluations
     // and writers of idle_node_bitmap; the copy stays valid for this call (and the callbacks
     // below, which run inside it).
     unsafe { slurm::IDLE_NODE_BITMAP.refresh(std::ptr::addr_of_mut!(b::idle_node_bitmap)) };
-    // SAFETY: job_ptr is valid while the scheduler holds the job lock (function contract).
-    let layout_ok = unsafe { slurm::job_layout_ok(job) };
-    let (Some(st), true) = (state::current(), layout_ok) else {
-        // SAFETY: plain delegation to Slurm's default selection with the same arguments.
-        return unsafe { b::common_topo_choose_nodes(te) };
+    let job = te.job(call).filter(|j| j.layout_ok());
+    let (Some(st), Some(job)) = (state::current(), job) else {
+        return PluginError::check(te.choose_nodes());
     };
-    // SAFETY: job_ptr and its details are valid while the scheduler holds the job lock.
-    let (req, _) = unsafe { job_request(call, te) };
+    let req = job_request(call, te, job).0;
     let outside = |n: &usize| !st.topo.in_any_rack(*n);
     if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
         // No rack node offered (CPU or login partition), or `-w` names a node outside every
         // rack: Slurm's generic selection decides, as topology/default would.
-        // SAFETY: as above.
-        return unsafe { b::common_topo_choose_nodes(te) };
+        return PluginError::check(te.choose_nodes());
     }
     if let Err(Reject::Never(why)) = placement::validate(&st.topo, &req) {
-        // SAFETY: job is valid (see above).
-        log::info!("JobId={}: {why}", unsafe { (*job).job_id });
-        return slurm::TOPO_UNAVAILABLE;
+        log::info!("JobId={}: {why}", job.id());
+        return Err(PluginError::TopoUnavailable);
     }
-    // SAFETY: as below, plus: the job record is ours to update under the job write lock.
-    let rc = unsafe { choose_in_racks(te) };
+    PluginError::check(restore::choose_with(te, eval_in_racks))?;
     #[cfg(slurm_jobinfo)]
-    if rc == slurm::SUCCESS {
-        // SAFETY: job and node_map valid for the call (see above); node_map is final now.
-        unsafe {
-            if super::jobinfo::wants_pieces(call, job) {
-                let pieces =
-                    crate::allocation::nvlink_pieces(&st.topo, &node_map.ones(), req.segment);
-                let names = pieces.iter().map(|p| slurm::node_names(p)).collect();
-                super::jobinfo::attach(job, names);
-            }
-        }
+    if super::jobinfo::wants_pieces(job) {
+        // node_map is final now.
+        let pieces = crate::allocation::nvlink_pieces(&st.topo, &node_map.ones(), req.segment);
+        let names = pieces.iter().map(|p| slurm::node_names(p)).collect();
+        // SAFETY: the job record of this evaluation, under the job write lock.
+        unsafe { super::jobinfo::attach(job, names) };
     }
-    rc
-}
-
-/// Runs Slurm's helper with [`eval_in_racks`] as the placement algorithm.
-///
-/// # Safety
-/// `te` must be the valid topology_eval_t of the current eval.
-unsafe fn choose_in_racks(te: *mut b::topology_eval_t) -> c_int {
-    // SAFETY: we hand Slurm's helper our callback for this call only; it calls it with the
-    // same `te`. Slurm's own fields are put back afterwards (no Rust code runs in between
-    // that could panic, except inside the callback's own guard).
-    unsafe {
-        let before = ((*te).eval_nodes, (*te).trump_others);
-        (*te).eval_nodes = Some(eval_in_racks);
-        (*te).trump_others = true;
-        let rc = b::common_topo_choose_nodes(te);
-        ((*te).eval_nodes, (*te).trump_others) = before;
-        rc
-    }
+    Ok(())
 }
 
 /// The request as the engine sees it: node counts, segment, `-w` nodes and the totals the
 /// job asks for (with how they were derived, for the decision log).
-///
-/// # Safety
-/// `te` must be valid for the call, with a valid `job_ptr`.
-unsafe fn job_request(call: &Call, te: *mut b::topology_eval_t) -> (JobRequest, JobShape) {
-    // SAFETY: see the function contract; `details` is checked for NULL before each use.
-    unsafe {
-        let job = (*te).job_ptr;
-        let details = (*job).details;
-        let (segment, required, shape) = if details.is_null() {
-            (0, Vec::new(), JobShape::default())
-        } else {
-            let d = &*details;
-            let required = BitmapRef::new(call, d.req_node_bitmap)
-                .map(|m| m.ones())
-                .unwrap_or_default();
-            // tres_per_job/tres_per_task are NULL or NUL-terminated strings of the job record,
-            // read (not kept) under the job lock.
-            let gpus = |tres| slurm::str_arg(call, tres).map_or(0, gpus_in_tres);
+fn job_request<'c>(call: &Call<'c>, te: TopoEval<'c>, job: Job<'c>) -> (JobRequest, JobShape) {
+    let (segment, required, shape) = match job.details() {
+        None => (0, Vec::new(), JobShape::default()),
+        Some(d) => {
+            let required = d.required(call).map(|m| m.ones()).unwrap_or_default();
+            let gpus = |tres: Option<&str>| tres.map_or(0, gpus_in_tres);
             let shape = JobShape {
-                gpus_per_job: gpus((*job).tres_per_job),
-                gpus_per_task: gpus((*job).tres_per_task),
-                num_tasks: d.num_tasks,
-                ntasks_per_node: if u32::from(d.ntasks_per_node) == b::NO_VAL16 {
+                gpus_per_job: gpus(job.tres_per_job()),
+                gpus_per_task: gpus(job.tres_per_task()),
+                num_tasks: d.num_tasks(),
+                ntasks_per_node: if u32::from(d.ntasks_per_node()) == b::NO_VAL16 {
                     0
                 } else {
-                    u32::from(d.ntasks_per_node)
+                    u32::from(d.ntasks_per_node())
                 },
-                min_cpus: d.min_cpus,
+                min_cpus: d.min_cpus(),
             };
-            (d.segment_size, required, shape)
-        };
-        let min = (*te).min_nodes.max(1) as usize;
-        let segment = (segment != 0 && u32::from(segment) != b::NO_VAL16)
-            .then_some(segment as usize)
-            // 26.05's block runs a job whose segment is larger than the job as if it had
-            // none; earlier series refuse it (placement::validate).
-            .filter(|&s| !cfg!(slurm_eval_action) || s <= min);
-        let req = JobRequest {
-            min_nodes: min,
-            max_nodes: shape.max_nodes(min, ((*te).max_nodes as usize).max(min)),
-            segment,
-            required,
-            demand: shape.demand(),
-            ends_at: None,
-            segment_placement: segment_flags((*job).bit_flags),
-        };
-        (req, shape)
-    }
+            (d.segment_size(), required, shape)
+        }
+    };
+    let min = te.min_nodes().max(1) as usize;
+    let segment = (segment != 0 && u32::from(segment) != b::NO_VAL16)
+        .then_some(segment as usize)
+        // 26.05's block runs a job whose segment is larger than the job as if it had
+        // none; earlier series refuse it (placement::validate).
+        .filter(|&s| !cfg!(slurm_eval_action) || s <= min);
+    let req = JobRequest {
+        min_nodes: min,
+        max_nodes: shape.max_nodes(min, (te.max_nodes() as usize).max(min)),
+        segment,
+        required,
+        demand: shape.demand(),
+        ends_at: None,
+        segment_placement: segment_flags(job.bit_flags()),
+    };
+    (req, shape)
 }
 
 /// The job's own segment rule from its `bit_flags`: `--spread-segments` and
@@ -258,15 +158,7 @@ pub fn cluster_view() -> ClusterView {
 ///
 /// A tray without an entry there is taken as a whole free tray (`unknown`): the engine then
 /// offers it, and Slurm's own check decides, rather than making the job wait for ever.
-///
-/// # Safety
-/// `avail` must be NULL or cons_tres's per-node array of at least `node_count()` entries,
-/// each NULL or valid, as in the `topology_eval_t` of the current eval.
-unsafe fn offered_view(
-    node_map: BitmapRef<'_>,
-    avail: *mut *mut b::avail_res_t,
-    unknown: Capacity,
-) -> ClusterView {
+fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, unknown: Capacity) -> ClusterView {
     let mut trays = vec![Tray::default(); slurm::node_count()];
     // Node weights, kept only once two offered trays differ (the usual cluster has one
     // weight, and then no per-node vector is built in this hot path).
@@ -283,13 +175,7 @@ unsafe fn offered_view(
             *slot = weight;
         }
         if let Some(t) = trays.get_mut(n) {
-            // SAFETY: n < node_count() (checked by get_mut), per the contract above.
-            let res = unsafe {
-                (!avail.is_null())
-                    .then(|| *avail.add(n))
-                    .filter(|r| !r.is_null())
-                    .map(|r| ((*r).avail_gpus, (*r).avail_cpus))
-            };
+            let res = te.avail_res(n);
             *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
         }
     }
@@ -321,109 +207,108 @@ callback! {
 
 /// # Safety
 /// `te` must be the topology_eval_t of the current `eval_nodes` (see its contract).
-unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> c_int {
-    if te.is_null() {
-        return slurm::ERROR;
-    }
+unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> Result<(), PluginError> {
+    // SAFETY: per the function contract.
+    let te = unsafe { TopoEval::new(call, te) }.ok_or(PluginError::Error)?;
     // 26.05: the directive Slurm's retry loop finds should the call below panic before it
     // sets one (the guard returns an error); every normal return sets its own.
     #[cfg(slurm_eval_action)]
-    // SAFETY: per the function contract.
-    unsafe {
-        (*te).eval_action = b::eval_action_t_EVAL_ACTION_BREAK;
-    }
+    restore::set_eval_action(te, b::eval_action_t_EVAL_ACTION_BREAK);
     match state::current() {
-        // SAFETY: per the function contract.
-        Some(st) => unsafe { place(call, te, &st) },
-        // SAFETY: per the function contract.
-        None => unsafe { failed(te, Failure::NoResources) },
+        Some(st) => place(call, te, &st),
+        None => Err(restore::report(te, Failure::NoResources)),
     }
 }
 
-/// # Safety
-/// `te` must be the valid topology_eval_t of the current eval.
-unsafe fn place(call: &Call, te: *mut b::topology_eval_t, st: &Arc<Loaded>) -> c_int {
+/// One callback: the engine's ranked choices, each tried with Slurm's own selection.
+fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), PluginError> {
     if NOT_NOW.load(Ordering::Relaxed) == EVAL.load(Ordering::Relaxed) {
         // No room in this evaluation already (see NOT_NOW).
         let segment = NOT_NOW_SEGMENT.load(Ordering::Relaxed);
-        // SAFETY: per the function contract.
-        return unsafe { failed(te, Failure::NoRoom { segment }) };
+        return Err(restore::report(te, Failure::NoRoom { segment }));
     }
-    // SAFETY: see the function contract; every pointer below comes from `te`.
-    unsafe {
-        let Some(node_map) = BitmapRef::new(call, (*te).node_map) else {
-            return slurm::ERROR;
-        };
-        let job_id = (*(*te).job_ptr).job_id;
-        let (mut req, shape) = job_request(call, te);
-        let mut view = offered_view(node_map, (*te).avail_res_array, st.topo.full_tray);
-        if st.topo.policy.end_time != EndTime::Off {
-            // When jobs on each tray end; cached between changes of the job table. The
-            // scheduler holds the job lock during eval, as busy_until requires.
-            view.now = end_times::now();
-            view.busy_until = end_times::busy_until().unwrap_or_default();
-            req.ends_at = end_times::ends_at((*te).job_ptr, view.now);
+    let (Some(node_map), Some(job)) = (te.node_map(call), te.job(call)) else {
+        return Err(PluginError::Error);
+    };
+    let (mut req, shape) = job_request(call, te, job);
+    let mut view = offered_view(te, node_map, st.topo.full_tray);
+    if st.topo.policy.end_time != EndTime::Off {
+        // When jobs on each tray end; cached between changes of the job table. The
+        // scheduler holds the job lock during eval, as busy_until requires.
+        view.now = end_times::now();
+        view.busy_until = end_times::busy_until(job).unwrap_or_default();
+        req.ends_at = end_times::ends_at(job, view.now);
+    }
+    let alternatives = match placement::plan(&st.topo, &view, &req) {
+        Ok(a) => a,
+        Err(Reject::Never(why)) => {
+            log::info!("JobId={}: {why}", job.id());
+            return Err(restore::report(te, Failure::Never));
         }
-        let alternatives = match placement::plan(&st.topo, &view, &req) {
-            Ok(a) => a,
-            Err(Reject::Never(why)) => {
-                log::info!("JobId={job_id}: {why}");
-                return failed(te, Failure::Never);
-            }
-            Err(Reject::NotNow(why)) => {
-                NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
-                NOT_NOW_SEGMENT.store(req.segment.is_some(), Ordering::Relaxed);
-                if log::log_enabled!(log::Level::Debug) {
-                    log::debug!("JobId={job_id}: waits, {why}; demand {}", shape.explain());
-                }
-                return failed(
-                    te,
-                    Failure::NoRoom {
-                        segment: req.segment.is_some(),
-                    },
+        Err(Reject::NotNow(why)) => {
+            NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+            NOT_NOW_SEGMENT.store(req.segment.is_some(), Ordering::Relaxed);
+            if log::log_enabled!(log::Level::Debug) {
+                log::debug!(
+                    "JobId={}: waits, {why}; demand {}",
+                    job.id(),
+                    shape.explain()
                 );
             }
-        };
-        let level = if st.topo.policy.log_decisions {
-            log::Level::Info
-        } else {
-            log::Level::Debug
-        };
-        let Some(offer) = Offer::take(call, te) else {
-            return slurm::ERROR;
-        };
-        for i in 0..alternatives.len() {
-            let alt = alternatives.placement(i);
-            // Dropping the attempt restores what a failed try lowered (and, on every path,
-            // our callback), before the next choice or our return.
-            let attempt = offer.attempt(&alt.nodes);
-            #[cfg(feature = "fault-injection")]
-            super::fault::panic_if_asked((*te).job_ptr);
-            let rc = attempt.run();
-            if rc == slurm::SUCCESS {
-                // Describing the placement allocates: only when the line is logged.
-                if log::log_enabled!(level) {
-                    log::log!(
-                        level,
-                        "JobId={job_id} nodes={}-{} segment={} trays>={} ({}) -> {} ({}, choice {} of {})",
-                        req.min_nodes,
-                        req.max_nodes,
-                        req.segment.unwrap_or(0),
-                        alternatives.trays_needed,
-                        shape.explain(),
-                        alt.describe(&st.topo),
-                        if alt.exact { "exact" } else { "within" },
-                        i + 1,
-                        alternatives.len()
-                    );
-                }
-                return rc;
-            }
+            let segment = req.segment.is_some();
+            return Err(restore::report(te, Failure::NoRoom { segment }));
         }
-        log::debug!(
-            "JobId={job_id}: none of {} rack choices satisfies CPUs/GRES",
+    };
+    let offer = Offer::take(call, te).ok_or(PluginError::Error)?;
+    for i in 0..alternatives.len() {
+        let alt = alternatives.placement(i);
+        // Dropping the attempt restores what a failed try lowered (and, on every path,
+        // our callback), before the next choice or our return.
+        let attempt = offer.attempt(&alt.nodes);
+        #[cfg(feature = "fault-injection")]
+        super::fault::panic_if_asked(job);
+        if attempt.run() == slurm::SUCCESS {
+            log_decision(st, job, &req, &shape, &alternatives, (i, &alt));
+            return Ok(());
+        }
+    }
+    log::debug!(
+        "JobId={}: none of {} rack choices satisfies CPUs/GRES",
+        job.id(),
+        alternatives.len()
+    );
+    Err(restore::report(te, Failure::NoResources))
+}
+
+/// The decision line (info with `log_decisions`, else debug); describing the placement
+/// allocates, so only when the line is logged.
+fn log_decision(
+    st: &Loaded,
+    job: Job<'_>,
+    req: &JobRequest,
+    shape: &JobShape,
+    alternatives: &Plan<'_>,
+    (i, alt): (usize, &Placement),
+) {
+    let level = if st.topo.policy.log_decisions {
+        log::Level::Info
+    } else {
+        log::Level::Debug
+    };
+    if log::log_enabled!(level) {
+        log::log!(
+            level,
+            "JobId={} nodes={}-{} segment={} trays>={} ({}) -> {} ({}, choice {} of {})",
+            job.id(),
+            req.min_nodes,
+            req.max_nodes,
+            req.segment.unwrap_or(0),
+            alternatives.trays_needed,
+            shape.explain(),
+            alt.describe(&st.topo),
+            if alt.exact { "exact" } else { "within" },
+            i + 1,
             alternatives.len()
         );
-        failed(te, Failure::NoResources)
     }
 }

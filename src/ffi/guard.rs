@@ -52,7 +52,9 @@ pub fn guarded<T>(entry: &str, on_panic: T, f: impl for<'c> FnOnce(&Call<'c>) ->
 /// ```
 ///
 /// The implementation is an `unsafe fn(&Call, args...)` whose safety contract is the
-/// calling convention Slurm documents for that symbol.
+/// calling convention Slurm documents for that symbol. It returns the C value, or a
+/// `Result<(), PluginError>` that `error::IntoC` maps to the symbol's code (`SLURM_SUCCESS`
+/// or the error's), so that mapping is written once.
 ///
 /// Arguments after a `;` are part of the C signature but not passed on (the topology context
 /// pointer of 25.05+, which this plugin does not need).
@@ -70,7 +72,8 @@ macro_rules! export {
             $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
                 // SAFETY: Slurm calls this symbol with the arguments its topology interface
                 // documents, which is the contract of the implementation.
-                unsafe { $imp(call, $($arg),*) }
+                let result = unsafe { $imp(call, $($arg),*) };
+                $crate::ffi::error::IntoC::<$ret>::into_c(result)
             })
         }
     )*};
@@ -88,7 +91,8 @@ macro_rules! callback {
             $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
                 // SAFETY: Slurm calls the callback with the arguments documented where we
                 // hand it over, which is the contract of the implementation.
-                unsafe { $imp(call, $($arg),*) }
+                let result = unsafe { $imp(call, $($arg),*) };
+                $crate::ffi::error::IntoC::<$ret>::into_c(result)
             })
         }
     };

@@ -10,10 +10,12 @@
 //! The data is a `Box<JobInfo>`; slurmctld packs it into its job state (`jobinfo_pack`), so
 //! the format below is private but must survive a restart: `u32` count, then the strings.
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_void};
 
 use super::bindings as b;
+use super::error::PluginError;
 use super::guard::Call;
+use super::job::Job;
 use super::slurm;
 
 /// `xstrstr(job_ptr->network, ...)` in the IMEX plugin: only such jobs get the list.
@@ -53,7 +55,8 @@ impl Drop for JobInfo {
 ///
 /// # Safety
 /// `job` must be the job record of the current evaluation (job write lock held).
-pub unsafe fn attach(job: *mut b::job_record_t, pieces: Vec<String>) {
+pub unsafe fn attach(job: Job<'_>, pieces: Vec<String>) {
+    let job = job.as_ptr();
     let data: *mut c_void = Box::into_raw(Box::new(JobInfo::new(pieces))).cast();
     // SAFETY: per the contract; the container comes from Slurm's allocator, which frees it
     // with topology_g_jobinfo_free (calling our `free` for `data`, found by plugin_id).
@@ -75,12 +78,9 @@ pub unsafe fn attach(job: *mut b::job_record_t, pieces: Vec<String>) {
 }
 
 /// Does the job ask for one IMEX channel per NVLink domain?
-///
-/// # Safety
-/// `job` must be a valid job record.
-pub unsafe fn wants_pieces(call: &Call, job: *mut b::job_record_t) -> bool {
-    // SAFETY: network is NULL or a C string of the job record, read under the job lock.
-    unsafe { slurm::str_arg(call, (*job).network) }.is_some_and(|n| n.contains(PER_DOMAIN_CHANNELS))
+pub fn wants_pieces(job: Job<'_>) -> bool {
+    job.network()
+        .is_some_and(|n| n.contains(PER_DOMAIN_CHANNELS))
 }
 
 /// # Safety
@@ -123,14 +123,19 @@ pub unsafe fn pack(_: &Call, jobinfo: *mut c_void, buffer: *mut b::buf_t, _proto
 
 /// # Safety
 /// `out` a writable out-pointer, `buffer` a valid `buf_t`.
-pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _proto: u16) -> c_int {
+pub unsafe fn unpack(
+    _: &Call,
+    out: *mut *mut c_void,
+    buffer: *mut b::buf_t,
+    _proto: u16,
+) -> Result<(), PluginError> {
     if out.is_null() || buffer.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     let mut count = 0u32;
     // SAFETY: valid buffer; unpack32 checks the remaining length.
     if unsafe { b::slurm_unpack32(&mut count, buffer) } != slurm::SUCCESS || count > MAX_PIECES {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     let mut pieces = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -139,7 +144,7 @@ pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _pr
         // SAFETY: unpackstr allocates with xmalloc into `raw`; we copy it and xfree it.
         unsafe {
             if b::slurm_unpackstr_xmalloc_chooser(&mut raw, &mut len, buffer) != slurm::SUCCESS {
-                return slurm::ERROR;
+                return Err(PluginError::Error);
             }
             pieces.push(slurm::owned_str(raw).unwrap_or_default());
             slurm::xfree(raw);
@@ -147,19 +152,24 @@ pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _pr
     }
     // SAFETY: Slurm's out-pointer for the plugin data.
     unsafe { *out = Box::into_raw(Box::new(JobInfo::new(pieces))).cast() };
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// `TOPO_JOBINFO_SEGMENT_LIST`: `*(list_t **)data`, borrowed (the caller does not free it).
 ///
 /// # Safety
 /// `jobinfo` NULL or ours; `data` a writable `list_t **` for that type.
-pub unsafe fn get(_: &Call, kind: u32, jobinfo: *mut c_void, data: *mut c_void) -> c_int {
+pub unsafe fn get(
+    _: &Call,
+    kind: u32,
+    jobinfo: *mut c_void,
+    data: *mut c_void,
+) -> Result<(), PluginError> {
     const SEGMENT_LIST: u32 = b::topology_jobinfo_type_t_TOPO_JOBINFO_SEGMENT_LIST;
     if kind != SEGMENT_LIST || jobinfo.is_null() || data.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     // SAFETY: per the function contract.
     unsafe { *data.cast::<*mut b::list_t>() = (*jobinfo.cast::<JobInfo>()).list };
-    slurm::SUCCESS
+    Ok(())
 }

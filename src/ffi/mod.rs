@@ -4,22 +4,30 @@
 //! - `bindings`: bindgen output for the pinned Slurm headers.
 //! - `guard`: the panic guard, the per-call borrow scope and the `export!` macro.
 //! - `exports`: the symbols Slurm's plugin loader looks up (all through `export!`).
-//! - `slurm`: small safe wrappers (bitmaps, node table, strings, logging).
+//! - `slurm`: small safe wrappers, one module per concern (bitmaps, node records, layout
+//!   checks, memory and strings, logging, configuration).
+//! - `topo_eval`, `job`: `TopoEval<'c>` and `Job<'c>`, the eval struct and job record
+//!   borrowed for one call, read through safe accessors.
+//! - `error`: `PluginError` and how a result becomes each symbol's C code.
 //! - `state`: the loaded rack table shared by all entry points.
 //! - `ops`: plugin life cycle, rack lookups, `get`.
-//! - `eval`: job placement inside slurmctld's selection; `restore`: undoing a failed try.
+//! - `eval`: job placement inside slurmctld's selection (safe code over `TopoEval`/`Job`);
+//!   `restore`: the only writer of the eval struct (the callback, 26.05's directive, a try
+//!   and its undo).
 //! - `end_times`: when running jobs end, for `[policy] end_time`.
 //! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
 //! - `ctx` (25.05+): the operations later series added or changed (context, node units,
 //!   topology strings, one-node path, ranks).
 //! - `jobinfo` (25.11+): each job's NVLink-domain pieces, for one IMEX channel each.
-#[allow(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+#[allow(unsafe_code, clippy::undocumented_unsafe_blocks)]
 mod bindings;
 #[cfg(slurm_ctx)]
 #[allow(unsafe_code)]
 mod ctx;
 #[allow(unsafe_code)]
 mod end_times;
+mod error;
 #[allow(unsafe_code)]
 mod eval;
 mod exports;
@@ -27,6 +35,8 @@ mod exports;
 #[allow(unsafe_code)]
 mod fault;
 mod guard;
+#[allow(unsafe_code)]
+mod job;
 #[cfg(slurm_jobinfo)]
 #[allow(unsafe_code)]
 mod jobinfo;
@@ -37,5 +47,7 @@ mod restore;
 #[allow(unsafe_code)]
 mod slurm;
 mod state;
+#[allow(unsafe_code)]
+mod topo_eval;
 #[allow(unsafe_code)]
 mod topoinfo;

@@ -5,19 +5,20 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use super::bindings as b;
+use super::error::PluginError;
 use super::guard::{install_logger, Call};
 use super::slurm::{self, BitmapRef};
 use super::state;
 
-pub fn init(_: &Call) -> c_int {
+pub fn init(_: &Call) -> Result<(), PluginError> {
     install_logger();
     log::debug!("loaded, built for Slurm {}", env!("NVL72_SLURM_VERSION"));
-    slurm::SUCCESS
+    Ok(())
 }
 
-pub fn fini(_: &Call) -> c_int {
+pub fn fini(_: &Call) -> Result<(), PluginError> {
     state::clear();
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// Reads the racks. Slurm ignores the return value, so a broken file is handled here:
@@ -26,10 +27,10 @@ pub fn fini(_: &Call) -> c_int {
 /// - a freshly started slurmctld uses the last good copy from StateSaveLocation and says so;
 ///   with no such copy it refuses to start, as Slurm does for a broken topology.conf;
 /// - slurmd and other programs carry on without racks (only SLURM_TOPOLOGY_ADDR is affected).
-pub fn build_config(_: &Call) -> c_int {
+pub fn build_config(_: &Call) -> Result<(), PluginError> {
     let in_ctld = slurm::running_in_slurmctld();
     if in_ctld {
-        // part_list exists by now and its pointer never changes afterwards (see slurm.rs).
+        // part_list exists by now and its pointer never changes afterwards (see slurm/conf.rs).
         // SAFETY: build_config runs single-threaded during slurmctld's config load.
         unsafe { slurm::PART_LIST.refresh(std::ptr::addr_of_mut!(b::part_list)) };
     }
@@ -43,7 +44,7 @@ pub fn build_config(_: &Call) -> c_int {
         }
         Err(e) if !in_ctld => {
             log::warn!("{e}; continuing without rack information in this process");
-            return slurm::ERROR;
+            return Err(PluginError::Error);
         }
         Err(e) if std::env::var_os("SLURMCTLD_RECONF_PARENT_FD").is_some() => slurm::fatal(
             &format!("reconfigure refused, topology configuration is invalid: {e}"),
@@ -61,7 +62,7 @@ pub fn build_config(_: &Call) -> c_int {
         },
     };
     if !slurm::node_table_layout_ok() {
-        return slurm::ERROR; // logged; no rack table, so eval falls back to Slurm's selection
+        return Err(PluginError::Error); // logged; no rack table, so eval falls back to Slurm's selection
     }
     let loaded = state::resolve(&config);
     log::info!(
@@ -77,7 +78,7 @@ pub fn build_config(_: &Call) -> c_int {
         config.source.display()
     );
     state::install(loaded);
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// Tells the admin what a reconfigure (or a restart with an edited file) changed, against
@@ -98,17 +99,17 @@ fn log_changes(config: &crate::config::Config) {
 ///
 /// # Safety
 /// `node_mask` must be NULL or a node bitmap the caller lets us write during the call.
-pub unsafe fn whole_topo(call: &Call, node_mask: *mut b::bitstr_t) -> c_int {
+pub unsafe fn whole_topo(call: &Call, node_mask: *mut b::bitstr_t) -> Result<(), PluginError> {
     // SAFETY: per the function contract.
     let Some(mask) = (unsafe { BitmapRef::new(call, node_mask) }) else {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     };
     if let Some(st) = state::current() {
         for rack in st.rack_bitmaps.iter().filter(|r| mask.overlaps(r)) {
             mask.or(rack);
         }
     }
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// Resolves a rack or rack-group name (`block{rack1}` style host expressions); the caller
@@ -172,9 +173,9 @@ pub unsafe fn get_node_addr(
     node_name: *mut c_char,
     addr: *mut *mut c_char,
     pattern: *mut *mut c_char,
-) -> c_int {
+) -> Result<(), PluginError> {
     if addr.is_null() || pattern.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     // SAFETY: per the function contract.
     let name = unsafe { slurm::str_arg(call, node_name) };
@@ -190,10 +191,13 @@ pub unsafe fn get_node_addr(
                 *addr = slurm::xstrdup(&a);
                 *pattern = slurm::xstrdup("rack.node");
             }
-            slurm::SUCCESS
+            Ok(())
         }
-        // SAFETY: same arguments Slurm gave us, forwarded to Slurm's default.
-        None => unsafe { b::common_topo_get_node_addr(node_name, addr, pattern) },
+        None => {
+            // SAFETY: same arguments Slurm gave us, forwarded to Slurm's default.
+            let rc = unsafe { b::common_topo_get_node_addr(node_name, addr, pattern) };
+            PluginError::check(rc)
+        }
     }
 }
 
@@ -207,22 +211,24 @@ pub unsafe fn split_hostlist(
     sp_hl: *mut *mut *mut b::hostlist_t,
     count: *mut c_int,
     tree_width: u16,
-) -> c_int {
+) -> Result<(), PluginError> {
     // SAFETY: arguments forwarded unchanged to Slurm's helper, which takes the node and
     // partition locks itself for RoutePart (part_list was refreshed in build_config).
-    unsafe { b::common_topo_split_hostlist_treewidth(hl, sp_hl, count, tree_width) }
+    PluginError::check(unsafe {
+        b::common_topo_split_hostlist_treewidth(hl, sp_hl, count, tree_width)
+    })
 }
 
 /// `kind` is a C enum; taking it as an integer means an unknown value is an error, not UB.
 ///
 /// # Safety
 /// `data` must be NULL or the out-pointer Slurm passes for `kind` (proc_req.c).
-pub unsafe fn get(_: &Call, kind: u32, data: *mut c_void) -> c_int {
+pub unsafe fn get(_: &Call, kind: u32, data: *mut c_void) -> Result<(), PluginError> {
     const PTR: u32 = b::topology_data_t::TOPO_DATA_TOPOLOGY_PTR as u32;
     const REC_CNT: u32 = b::topology_data_t::TOPO_DATA_REC_CNT as u32;
     const EXCLUSIVE: u32 = b::topology_data_t::TOPO_DATA_EXCLUSIVE_TOPO as u32;
     if data.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     match kind {
         // SAFETY: for TOPOLOGY_PTR Slurm passes a dynamic_plugin_data_t **.
@@ -231,16 +237,16 @@ pub unsafe fn get(_: &Call, kind: u32, data: *mut c_void) -> c_int {
             let racks = state::current().map_or(0, |s| s.topo.racks.len());
             // SAFETY: for REC_CNT Slurm passes an int out-pointer.
             unsafe { *data.cast::<c_int>() = racks as c_int };
-            slurm::SUCCESS
+            Ok(())
         }
         EXCLUSIVE => {
             // SAFETY: for EXCLUSIVE_TOPO Slurm passes an int out-pointer.
             unsafe { *data.cast::<c_int>() = 1 };
-            slurm::SUCCESS
+            Ok(())
         }
         other => {
             log::error!("get: unsupported data type {other}");
-            slurm::ERROR
+            Err(PluginError::Error)
         }
     }
 }

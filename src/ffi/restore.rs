@@ -7,48 +7,103 @@
 //! of `sock_gres_list`. [`Attempt`] saves all of that for the nodes of its choice and puts it
 //! back when dropped, so every path (a failed try, an early return, a panic) restores it.
 //! What Slurm's eval reads only (`job_ptr`, `mc_ptr`, `cr_type`, ...) is not saved.
+//!
+//! This is the only module that writes `topology_eval_t` (besides Slurm's own helpers): the
+//! callback and `trump_others` around Slurm's retry loop ([`choose_with`]), the 26.05
+//! `eval_action` directive ([`report`]), and a try and its undo ([`Offer`], [`Attempt`]).
 
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
 use super::bindings as b;
+use super::error::{Failure, PluginError};
 use super::guard::{callback, Call};
 use super::slurm::{self, Bitmap, BitmapRef};
+use super::topo_eval::TopoEval;
+
+/// Slurm's callback type for the placement algorithm (`topology_eval_t.eval_nodes`).
+pub type EvalFn = unsafe extern "C" fn(*mut b::topology_eval_t) -> c_int;
+
+/// Runs Slurm's helper `common_topo_choose_nodes` with `callback` as the placement algorithm
+/// (`trump_others` set, so every pass reaches it), then puts Slurm's own fields back.
+pub fn choose_with(te: TopoEval<'_>, callback: EvalFn) -> c_int {
+    let raw = te.as_ptr();
+    // SAFETY: `te` is valid and ours for the call (TopoEval's contract); the helper gets our
+    // callback for this call only and calls it with the same `te`.
+    let before = unsafe {
+        let before = ((*raw).eval_nodes, (*raw).trump_others);
+        (*raw).eval_nodes = Some(callback);
+        (*raw).trump_others = true;
+        before
+    };
+    let rc = te.choose_nodes();
+    // SAFETY: as above; no Rust code that could panic ran since the fields were set, except
+    // inside the callback's own guard.
+    unsafe { ((*raw).eval_nodes, (*raw).trump_others) = before };
+    rc
+}
+
+/// 26.05: sets the directive Slurm's retry loop reads after a failed call.
+#[cfg(slurm_eval_action)]
+pub fn set_eval_action(te: TopoEval<'_>, action: b::eval_action_t) {
+    // SAFETY: `te` is valid and ours for the call (TopoEval's contract).
+    unsafe { (*te.as_ptr()).eval_action = action };
+}
+
+/// The error for `failure`; on 26.05 also sets its retry-loop directive (see [`Failure`]).
+pub fn report(te: TopoEval<'_>, failure: Failure) -> PluginError {
+    #[cfg(slurm_eval_action)]
+    {
+        let (action, error) = failure.directive(te.first_pass());
+        set_eval_action(te, action);
+        error
+    }
+    #[cfg(not(slurm_eval_action))]
+    {
+        let _ = te;
+        failure.error()
+    }
+}
 
 /// The evaluation state at the start of our callback.
 pub struct Offer<'c> {
-    te: *mut b::topology_eval_t,
+    te: TopoEval<'c>,
     node_map: BitmapRef<'c>,
     offered: Bitmap,
     max_nodes: u32,
     avail_cpus: u16,
     gres_per_job: bool,
     trump_others: bool,
-    eval_nodes: Option<unsafe extern "C" fn(*mut b::topology_eval_t) -> c_int>,
+    eval_nodes: Option<EvalFn>,
     _call: PhantomData<&'c Call<'c>>,
 }
 
 impl<'c> Offer<'c> {
-    /// # Safety
-    /// `te` must be a valid `topology_eval_t` that only this thread accesses for the whole of
-    /// `call` (slurmctld's job and node locks), with `avail_core` and `avail_res_array` NULL or
-    /// arrays of `node_record_count` entries.
-    pub unsafe fn take(call: &Call<'c>, te: *mut b::topology_eval_t) -> Option<Offer<'c>> {
-        // SAFETY: per the function contract.
-        unsafe {
-            let node_map = BitmapRef::new(call, (*te).node_map)?;
-            Some(Offer {
-                te,
-                node_map,
-                offered: node_map.to_owned(),
-                max_nodes: (*te).max_nodes,
-                avail_cpus: (*te).avail_cpus,
-                gres_per_job: (*te).gres_per_job,
-                trump_others: (*te).trump_others,
-                eval_nodes: (*te).eval_nodes,
-                _call: PhantomData,
-            })
-        }
+    /// None when Slurm passed no `node_map`.
+    pub fn take(call: &Call<'c>, te: TopoEval<'c>) -> Option<Offer<'c>> {
+        let node_map = te.node_map(call)?;
+        // SAFETY: `te` is valid and ours for the call (TopoEval's contract); plain reads.
+        let (max_nodes, avail_cpus, gres_per_job, trump_others, eval_nodes) = unsafe {
+            let r = &*te.as_ptr();
+            (
+                r.max_nodes,
+                r.avail_cpus,
+                r.gres_per_job,
+                r.trump_others,
+                r.eval_nodes,
+            )
+        };
+        Some(Offer {
+            te,
+            node_map,
+            offered: node_map.to_owned(),
+            max_nodes,
+            avail_cpus,
+            gres_per_job,
+            trump_others,
+            eval_nodes,
+            _call: PhantomData,
+        })
     }
 
     /// Saves the state of `nodes`, narrows `node_map` to them and turns our callback off, so
@@ -59,18 +114,19 @@ impl<'c> Offer<'c> {
             saved: Saved::default(),
             kept: false,
         };
-        // SAFETY: `te` is valid and ours for the call (see `take`); only nodes < node_count
-        // are read, and each array entry is checked for NULL.
+        let te = self.te.as_ptr();
+        for &n in nodes.iter().filter(|&&n| n < slurm::node_count()) {
+            // SAFETY: `te` is valid and ours for the call (TopoEval's contract), n < node_count.
+            unsafe { attempt.saved.node(te, n) };
+        }
+        self.node_map.clear_all();
+        for &n in nodes {
+            self.node_map.set(n);
+        }
+        // SAFETY: as above.
         unsafe {
-            for &n in nodes.iter().filter(|&&n| n < slurm::node_count()) {
-                attempt.saved.node(self.te, n);
-            }
-            self.node_map.clear_all();
-            for &n in nodes {
-                self.node_map.set(n);
-            }
-            (*self.te).trump_others = false;
-            (*self.te).eval_nodes = None;
+            (*te).trump_others = false;
+            (*te).eval_nodes = None;
         }
         attempt
     }
@@ -87,9 +143,9 @@ pub struct Attempt<'o, 'c> {
 impl Attempt<'_, '_> {
     /// Runs Slurm's `eval_nodes`; on success its choice (cores, GRES) is kept.
     pub fn run(mut self) -> c_int {
-        // SAFETY: `te` is valid and ours for the call (see `Offer::take`), with node_map
+        // SAFETY: `te` is valid and ours for the call (TopoEval's contract), with node_map
         // narrowed to this choice and our callback off, so eval_nodes does not recurse.
-        let rc = unsafe { b::eval_nodes(self.offer.te) };
+        let rc = unsafe { b::eval_nodes(self.offer.te.as_ptr()) };
         self.kept = rc == slurm::SUCCESS;
         rc
     }
@@ -98,25 +154,26 @@ impl Attempt<'_, '_> {
 impl Drop for Attempt<'_, '_> {
     fn drop(&mut self) {
         let o = self.offer;
-        // SAFETY: `te` is valid and ours for the call (see `Offer::take`); `saved` holds
+        let te = o.te.as_ptr();
+        // SAFETY: `te` is valid and ours for the call (TopoEval's contract); `saved` holds
         // pointers into its arrays, which eval_nodes never reallocates.
         unsafe {
-            (*o.te).trump_others = o.trump_others;
-            (*o.te).eval_nodes = o.eval_nodes;
+            (*te).trump_others = o.trump_others;
+            (*te).eval_nodes = o.eval_nodes;
             if self.kept {
                 return;
             }
-            self.saved.restore(o.te);
+            self.saved.restore(te);
             o.node_map.copy_from(&o.offered);
-            (*o.te).max_nodes = o.max_nodes;
-            (*o.te).avail_cpus = o.avail_cpus;
-            (*o.te).gres_per_job = o.gres_per_job;
+            (*te).max_nodes = o.max_nodes;
+            (*te).avail_cpus = o.avail_cpus;
+            (*te).gres_per_job = o.gres_per_job;
             // 26.05: what Slurm's retry loop reads if nothing sets it after us (a panic
             // unwinding through here): stop, rather than retry a call that failed that way.
             // Normal failures set their own directive after the last attempt.
             #[cfg(slurm_eval_action)]
             {
-                (*o.te).eval_action = b::eval_action_t_EVAL_ACTION_BREAK;
+                (*te).eval_action = b::eval_action_t_EVAL_ACTION_BREAK;
             }
         }
     }
@@ -206,33 +263,48 @@ impl Saved {
                 sock_cnt,
             });
             if !r.sock_gres_list.is_null() {
-                let mut found: Vec<*mut b::sock_gres_t> = Vec::new();
-                b::slurm_list_for_each_ro(
-                    r.sock_gres_list,
-                    Some(collect_sock_gres),
-                    std::ptr::addr_of_mut!(found).cast(),
-                );
-                for g in found {
-                    let s = &*g;
-                    let sock_cnt = if s.cnt_by_sock.is_null() {
-                        0
-                    } else {
-                        usize::try_from(s.sock_cnt).unwrap_or(0)
-                    };
-                    let at = self.gres_by_sock.len();
-                    self.gres_by_sock
-                        .extend_from_slice(slice(s.cnt_by_sock, sock_cnt));
-                    self.gres.push(GresSave {
-                        gres: g,
-                        cnt_any_sock: s.cnt_any_sock,
-                        max_node_gres: s.max_node_gres,
-                        total_cnt: s.total_cnt,
-                        total_cnt_before_filter: s.total_cnt_before_filter,
-                        at,
-                        sock_cnt,
-                    });
-                }
+                self.sock_gres(r.sock_gres_list);
             }
+        }
+    }
+
+    /// Saves the counts of every `sock_gres_t` of one node's `sock_gres_list`.
+    ///
+    /// # Safety
+    /// `list` must be a valid list of valid `sock_gres_t`, each `cnt_by_sock` NULL or of
+    /// `sock_cnt` entries, and exclusively ours for the call.
+    unsafe fn sock_gres(&mut self, list: *mut b::list_t) {
+        let mut found: Vec<*mut b::sock_gres_t> = Vec::new();
+        // SAFETY: a valid list (function contract); the walker only pushes into `found`,
+        // which outlives the walk.
+        unsafe {
+            b::slurm_list_for_each_ro(
+                list,
+                Some(collect_sock_gres),
+                std::ptr::addr_of_mut!(found).cast(),
+            )
+        };
+        for g in found {
+            // SAFETY: the list's entries are valid `sock_gres_t` (function contract).
+            let s = unsafe { &*g };
+            let sock_cnt = if s.cnt_by_sock.is_null() {
+                0
+            } else {
+                usize::try_from(s.sock_cnt).unwrap_or(0)
+            };
+            let at = self.gres_by_sock.len();
+            // SAFETY: `cnt_by_sock` has `sock_cnt` entries when not NULL (function contract).
+            self.gres_by_sock
+                .extend_from_slice(unsafe { slice(s.cnt_by_sock, sock_cnt) });
+            self.gres.push(GresSave {
+                gres: g,
+                cnt_any_sock: s.cnt_any_sock,
+                max_node_gres: s.max_node_gres,
+                total_cnt: s.total_cnt,
+                total_cnt_before_filter: s.total_cnt_before_filter,
+                at,
+                sock_cnt,
+            });
         }
     }
 

@@ -1,9 +1,10 @@
 //! `scontrol show topology`: slurmctld builds the rack table under its node read lock and sends
 //! it as one packed string; the client's copy of the plugin unpacks and prints it.
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_void};
 
 use super::bindings as b;
+use super::error::PluginError;
 use super::guard::Call;
 use super::slurm;
 use super::state;
@@ -14,7 +15,7 @@ use crate::topoinfo::TopoInfo;
 ///
 /// # Safety
 /// `out` must be a valid `dynamic_plugin_data_t **` (slurmctld holds its node read lock).
-pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> c_int {
+pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> Result<(), PluginError> {
     let info = match state::current() {
         Some(st) => TopoInfo::collect(&st.topo, &super::eval::cluster_view()),
         None => TopoInfo {
@@ -30,24 +31,29 @@ pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> c_int {
         (*container).plugin_id = super::exports::plugin_id;
         *out = container;
     }
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// # Safety
 /// `topoinfo` must be NULL or a pointer this plugin handed out (`get`, `unpack`), not yet freed.
-pub unsafe fn free(_: &Call, topoinfo: *mut c_void) -> c_int {
+pub unsafe fn free(_: &Call, topoinfo: *mut c_void) -> Result<(), PluginError> {
     if !topoinfo.is_null() {
         // SAFETY: every non-NULL topoinfo we hand out is a Box<TopoInfo> (get and unpack).
         drop(unsafe { Box::from_raw(topoinfo.cast::<TopoInfo>()) });
     }
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// # Safety
 /// `topoinfo` must be NULL or ours (see [`free`]), `buffer` NULL or a valid `buf_t`.
-pub unsafe fn pack(_: &Call, topoinfo: *mut c_void, buffer: *mut b::buf_t, _proto: u16) -> c_int {
+pub unsafe fn pack(
+    _: &Call,
+    topoinfo: *mut c_void,
+    buffer: *mut b::buf_t,
+    _proto: u16,
+) -> Result<(), PluginError> {
     if topoinfo.is_null() || buffer.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     // SAFETY: topoinfo is our Box<TopoInfo> (see free), borrowed for the call.
     let info = unsafe { &*topoinfo.cast::<TopoInfo>() };
@@ -55,21 +61,26 @@ pub unsafe fn pack(_: &Call, topoinfo: *mut c_void, buffer: *mut b::buf_t, _prot
     wire.push(0);
     // SAFETY: packmem copies `len` bytes from our buffer into Slurm's buf_t (packstr format).
     unsafe { b::slurm_packmem(wire.as_mut_ptr().cast(), wire.len() as u32, buffer) };
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// # Safety
 /// `out` must be NULL or a writable out-pointer, `buffer` NULL or a valid `buf_t`.
-pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _proto: u16) -> c_int {
+pub unsafe fn unpack(
+    _: &Call,
+    out: *mut *mut c_void,
+    buffer: *mut b::buf_t,
+    _proto: u16,
+) -> Result<(), PluginError> {
     if out.is_null() || buffer.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     let mut raw: *mut c_char = slurm::null();
     let mut len = 0u32;
     // SAFETY: unpackstr allocates with xmalloc into `raw`; we copy it and xfree it.
     let text = unsafe {
         if b::slurm_unpackstr_xmalloc_chooser(&mut raw, &mut len, buffer) != slurm::SUCCESS {
-            return slurm::ERROR;
+            return Err(PluginError::Error);
         }
         let s = slurm::owned_str(raw).unwrap_or_default();
         slurm::xfree(raw);
@@ -79,11 +90,11 @@ pub unsafe fn unpack(_: &Call, out: *mut *mut c_void, buffer: *mut b::buf_t, _pr
         Ok(info) => {
             // SAFETY: `out` is Slurm's out-pointer for the plugin data.
             unsafe { *out = Box::into_raw(Box::new(info)).cast() };
-            slurm::SUCCESS
+            Ok(())
         }
         Err(e) => {
             log::error!("{e}");
-            slurm::ERROR
+            Err(PluginError::Error)
         }
     }
 }
@@ -96,9 +107,9 @@ pub unsafe fn print(
     topoinfo: *mut c_void,
     nodes_list: *mut c_char,
     out: *mut *mut c_char,
-) -> c_int {
+) -> Result<(), PluginError> {
     if topoinfo.is_null() || out.is_null() {
-        return slurm::ERROR;
+        return Err(PluginError::Error);
     }
     // SAFETY: per the function contract.
     let (info, filter) = unsafe {
@@ -111,7 +122,7 @@ pub unsafe fn print(
         Ok(t) => t,
         Err(e) => {
             log::error!("{e}");
-            return slurm::SUCCESS; // like topology/block: message, empty output
+            return Ok(()); // like topology/block: message, empty output
         }
     };
     // SAFETY: *out is NULL or an xmalloc'd string the caller will xfree; we replace it with
@@ -122,7 +133,7 @@ pub unsafe fn print(
         *out = slurm::xstrdup(&(old + &text));
         slurm::xfree(prev);
     }
-    slurm::SUCCESS
+    Ok(())
 }
 
 /// 25.05+: `scontrol show topology unit=<rack or group> node=<nodes>`; the unit, when given,
@@ -137,7 +148,7 @@ pub unsafe fn print_unit(
     nodes_list: *mut c_char,
     unit: *mut c_char,
     out: *mut *mut c_char,
-) -> c_int {
+) -> Result<(), PluginError> {
     // SAFETY: per the function contract.
     let has_unit = unsafe { slurm::str_arg(call, unit) }.is_some_and(|u| !u.trim().is_empty());
     let filter = if has_unit { unit } else { nodes_list };

@@ -1,0 +1,132 @@
+//! `Job<'c>`: a job record Slurm lends for one call, read through safe accessors.
+//!
+//! Every field the plugin reads of `job_record_t` (and its `details`) is read here, so the
+//! layout assumptions about the record sit in one file. Writes are not offered: the one the
+//! plugin makes (`topo_jobinfo`, 25.11+) lives in `jobinfo`.
+
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use super::bindings as b;
+use super::guard::Call;
+use super::slurm::{self, BitmapRef};
+
+/// A live job record, borrowed for one call from Slurm (`'c`, see [`Call`]).
+#[derive(Clone, Copy)]
+pub struct Job<'c> {
+    raw: NonNull<b::job_record_t>,
+    _call: PhantomData<&'c Call<'c>>,
+}
+
+/// The job's `details` (every job Slurm evaluates has them), borrowed like its [`Job`].
+#[derive(Clone, Copy)]
+pub struct Details<'c> {
+    raw: NonNull<b::job_details_t>,
+    _call: PhantomData<&'c Call<'c>>,
+}
+
+impl<'c> Job<'c> {
+    /// # Safety
+    /// `raw` must be NULL or a job record that stays live, and is not written by anyone else,
+    /// for the whole of `call` (slurmctld holds the job lock); its string fields are NULL or
+    /// NUL-terminated and `details` is NULL or a live record.
+    pub unsafe fn new(_call: &Call<'c>, raw: *mut b::job_record_t) -> Option<Job<'c>> {
+        NonNull::new(raw).map(|raw| Job {
+            raw,
+            _call: PhantomData,
+        })
+    }
+
+    /// The record, for the one module that writes it (`jobinfo`) and Slurm calls taking it.
+    pub fn as_ptr(self) -> *mut b::job_record_t {
+        self.raw.as_ptr()
+    }
+
+    fn record(&self) -> &'c b::job_record_t {
+        // SAFETY: live and not written by others for `'c` (constructor's contract).
+        unsafe { &*self.raw.as_ptr() }
+    }
+
+    pub fn id(self) -> u32 {
+        self.record().job_id
+    }
+
+    /// `--time` in minutes (`INFINITE` or `NO_VAL` without a limit).
+    pub fn time_limit(self) -> u32 {
+        self.record().time_limit
+    }
+
+    pub fn bit_flags(self) -> u64 {
+        self.record().bit_flags
+    }
+
+    /// `tres_per_job`, e.g. `gres/gpu:8` (NULL or invalid UTF-8: None).
+    pub fn tres_per_job(self) -> Option<&'c str> {
+        // SAFETY: NULL or NUL-terminated, live for `'c` (constructor's contract).
+        unsafe { slurm::borrowed_str(self.record().tres_per_job) }
+    }
+
+    pub fn tres_per_task(self) -> Option<&'c str> {
+        // SAFETY: NULL or NUL-terminated, live for `'c` (constructor's contract).
+        unsafe { slurm::borrowed_str(self.record().tres_per_task) }
+    }
+
+    /// `--network`.
+    #[cfg(slurm_jobinfo)]
+    pub fn network(self) -> Option<&'c str> {
+        // SAFETY: NULL or NUL-terminated, live for `'c` (constructor's contract).
+        unsafe { slurm::borrowed_str(self.record().network) }
+    }
+
+    /// `--comment`, copied (invalid UTF-8 replaced).
+    #[cfg(feature = "fault-injection")]
+    pub fn comment(self) -> Option<String> {
+        // SAFETY: NULL or NUL-terminated (constructor's contract); copied before returning.
+        unsafe { slurm::owned_str(self.record().comment) }
+    }
+
+    pub fn details(self) -> Option<Details<'c>> {
+        NonNull::new(self.record().details).map(|raw| Details {
+            raw,
+            _call: PhantomData,
+        })
+    }
+
+    /// The record and its details carry their magic numbers at this build's offsets
+    /// (see `slurm::job_layout_ok`); false once any record did not.
+    pub fn layout_ok(self) -> bool {
+        // SAFETY: a live job record (constructor's contract).
+        unsafe { slurm::job_layout_ok(self.as_ptr()) }
+    }
+}
+
+impl<'c> Details<'c> {
+    fn record(&self) -> &'c b::job_details_t {
+        // SAFETY: `details` of a live job record, live for `'c` like it (Job's contract).
+        unsafe { &*self.raw.as_ptr() }
+    }
+
+    /// `--segment` (0 or NO_VAL16 without one).
+    pub fn segment_size(self) -> u16 {
+        self.record().segment_size
+    }
+
+    /// `-w` nodes.
+    pub fn required(self, call: &Call<'c>) -> Option<BitmapRef<'c>> {
+        // SAFETY: NULL or a valid bitmap of the live record, for `'c` (Job's contract).
+        unsafe { BitmapRef::new(call, self.record().req_node_bitmap) }
+    }
+
+    pub fn num_tasks(self) -> u32 {
+        self.record().num_tasks
+    }
+
+    /// `--ntasks-per-node` (NO_VAL16 when not given).
+    pub fn ntasks_per_node(self) -> u16 {
+        self.record().ntasks_per_node
+    }
+
+    pub fn min_cpus(self) -> u32 {
+        self.record().min_cpus
+    }
+}
