@@ -261,5 +261,5 @@ pub unsafe fn get_fragmentation(call: &Call, node_mask: *mut b::bitstr_t) -> u32
     else {
         return 0;
     };
-    crate::metrics::fragmentation(&st.topo, mask.tester())
+    crate::fragmentation::score(&st.topo, mask.tester())
 }
