@@ -23,22 +23,31 @@ fn check(topo: &Topology, req: &JobRequest) -> Result<(), NeverReason> {
         return Err(RequiredOutsideRacks { node });
     }
     let named = required_rack_list(topo, req);
-    let n = req.trays_needed(topo);
-    let span = |nodes| {
-        Err(RequiredSpanRacks {
-            racks: named.len(),
-            nodes,
-        })
-    };
     let Some(s) = req.segment else {
+        let n = req.trays_needed(topo);
         return if named.len() > 1 && n <= largest && req.max_nodes <= largest {
-            span(Some(n))
+            Err(RequiredSpanRacks {
+                racks: named.len(),
+                nodes: Some(n),
+            })
         } else if n > largest {
             fits_some_racks(topo, n, &named)
         } else {
             Ok(())
         };
     };
+    check_segments(topo, req, s, named.len())
+}
+
+/// `--segment=s`: a size that splits the job, `-w` by the series' rule, and room for the
+/// segments under the job's segment rule.
+fn check_segments(
+    topo: &Topology,
+    req: &JobRequest,
+    s: usize,
+    named_racks: usize,
+) -> Result<(), NeverReason> {
+    let largest = topo.max_rack_size();
     if s == 0 {
         return Err(ZeroSegment);
     }
@@ -58,8 +67,11 @@ fn check(topo: &Topology, req: &JobRequest) -> Result<(), NeverReason> {
     if segments > 1 && !req.required.is_empty() {
         return required_segments_fit(topo, req, s);
     }
-    if named.len() > 1 && segments == 1 {
-        return span(None);
+    if named_racks > 1 && segments == 1 {
+        return Err(RequiredSpanRacks {
+            racks: named_racks,
+            nodes: None,
+        });
     }
     if s > largest {
         // 25.11+: each segment over the fewest racks, as a job larger than a rack.
