@@ -19,15 +19,8 @@ B=${CARGO_TARGET_DIR:-target}/release/nvl72
 cargo build --release --bin nvl72 >&2
 mkdir -p "$OUT"
 
-# name: extra arguments of `nvl72 simulate`
-declare -A WORKLOAD=(
-    [syn]="--workload synthetic --racks 278 --jobs 6000"
-    [seg]="--workload synthetic --racks 278 --jobs 6000 --segment 32-72=4"
-    [gpu]="--workload synthetic --racks 278 --jobs 6000 --gpu-sized 0.5"
-    [phi]="--workload philly --racks 8"
-    [phg]="--workload philly --racks 8 --gpu-sized 1"
-    [ph4]="--workload philly --racks 32 --scale-sizes 4"
-)
+# shellcheck source=scripts/workloads.sh
+source scripts/workloads.sh
 TITLE_syn="synthetic NVL72 mix, 278 racks (32-72 trays without --segment)"
 TITLE_seg="synthetic NVL72 mix, 278 racks, 32-72 trays with --segment=4"
 TITLE_gpu="synthetic NVL72 mix, 278 racks, half the jobs without --segment sized by GPUs (--gpus, no -N)"

@@ -8,7 +8,7 @@
 #   bash scripts/same-decisions.sh /tmp/nvl72-before target/release/nvl72
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE_NVL72 AFTER_NVL72" >&2; exit 2; }
-BEFORE=$1 AFTER=$2
+BEFORE=$(realpath "$1") AFTER=$(realpath "$2")
 cd "$(dirname "$0")/.."
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
@@ -16,15 +16,9 @@ POLICIES=nvl72,block,naive,nvl72-start-now
 SPREAD=$OUT/spread.toml
 printf '[policy]\nsegment_placement = "spread"\nprefer_degraded = false\n' >"$SPREAD"
 
-declare -A WORKLOAD=(
-    [syn]="--workload synthetic --racks 278 --jobs 6000"
-    [seg]="--workload synthetic --racks 278 --jobs 6000 --segment 32-72=4"
-    [gpu]="--workload synthetic --racks 278 --jobs 6000 --gpu-sized 0.5"
-    [phi]="--workload philly --racks 8"
-    [phg]="--workload philly --racks 8 --gpu-sized 1"
-    [ph4]="--workload philly --racks 32 --scale-sizes 4"
-    [spr]="--workload synthetic --racks 64 --jobs 2000 --segment 8-16=4 --segment 32-72=4 --segment 144+=16 --policy-file $SPREAD"
-)
+# shellcheck source=scripts/workloads.sh
+source scripts/workloads.sh
+WORKLOAD[spr]="--workload synthetic --racks 64 --jobs 2000 --segment 8-16=4 --segment 32-72=4 --segment 144+=16 --policy-file $SPREAD"
 differ=0 same=0
 for w in "${!WORKLOAD[@]}"; do
     for lam in 0 0.05; do
