@@ -24,7 +24,7 @@ pub struct Topology {
     pub racks: Vec<Rack>,
     /// `node_rack[node]` is the domain holding that node, if any.
     node_rack: Vec<Option<usize>>,
-    /// `node_range[d]` is `Some(first..end)` when domain `d`'s nodes are consecutive indices
+    /// `node_range[d]` is `Some(first..end)` when rack `d`'s nodes are consecutive indices
     /// in order (the usual case): counting its free trays is then a scan of one slice.
     node_range: Vec<Option<std::ops::Range<usize>>>,
     max_rack: usize,
@@ -165,7 +165,7 @@ impl Topology {
         self.node_range[d].clone()
     }
 
-    /// Calls `f` with the state of each of domain `d`'s trays, in tray order (one slice scan
+    /// Calls `f` with the state of each of rack `d`'s trays, in tray order (one slice scan
     /// when the domain's node indices are consecutive).
     pub fn for_each_tray(&self, d: usize, view: &ClusterView, mut f: impl FnMut(Tray)) {
         match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {

@@ -44,7 +44,7 @@ pub fn fewest_racks_min_free(free: &[usize], n: usize, max_rack: usize) -> Optio
         .min()
 }
 
-/// Candidate trays of domain `d`.
+/// Offered trays of rack `d`.
 pub fn free_trays(topo: &Topology, view: &ClusterView, d: usize) -> usize {
     topo.racks[d]
         .nodes
@@ -89,7 +89,7 @@ pub fn one_rack_need(
     (need <= req.max_nodes).then_some(need)
 }
 
-/// Is every `-w` node of `req` in domain `d`?
+/// Is every `-w` node of `req` in rack `d`?
 fn holds_required(topo: &Topology, req: &JobRequest, d: usize) -> bool {
     req.required.iter().all(|&n| topo.rack_of(n) == Some(d))
 }

@@ -303,11 +303,11 @@ fn multi_rack_jobs_cover_every_required_node() {
 }
 
 /// rack1 is a whole 16-tray rack; rack2 has 18 trays, 2 of them busy: both leave 12 free
-/// after a 4-node job. The tie goes to the broken rack2 so rack1 stays whole, unless the
+/// after a 4-node job. The tie goes to rack2, not whole, so rack1 stays whole, unless the
 /// policy says otherwise. (With equal rack sizes equal leftovers mean equal free counts, so
 /// the knob only decides between racks of different sizes.)
 #[test]
-fn ties_prefer_broken_racks_over_whole_ones() {
+fn ties_prefer_racks_that_are_not_whole() {
     let kit = racks(&["rack1 .... .... .... ....", "rack2 AA.. .... .... .... .."]);
     let config = |prefer_degraded: bool| {
         kit.clone()
@@ -316,7 +316,7 @@ fn ties_prefer_broken_racks_over_whole_ones() {
     };
     let view = &kit.view;
     let p = &placements(&config(true), view, &JobRequest::nodes(4)).unwrap()[0];
-    assert_eq!(p.pieces, vec![(1, 4)], "broken rack2 first");
+    assert_eq!(p.pieces, vec![(1, 4)], "rack2, not whole, first");
     let p = &placements(&config(false), view, &JobRequest::nodes(4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(0, 4)], "knob off: configuration order");
 }
@@ -635,7 +635,7 @@ fn node_ranges_with_required_nodes_in_two_racks_take_those_racks() {
 }
 
 /// `[policy] end_time`: rack1 fits a 4-tray job best (5 free) but its jobs end in 30 minutes;
-/// rack2 (6 free) runs jobs for 10 more hours. A 10-hour job on rack1 keeps it broken for
+/// rack2 (6 free) runs jobs for 10 more hours. A 10-hour job on rack1 keeps it from being whole for
 /// 9.5 hours longer; on rack2 for no time at all.
 #[test]
 fn end_time_rules_prefer_racks_that_come_free_together() {
