@@ -22,7 +22,7 @@ pub struct Rack {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub racks: Vec<Rack>,
-    /// `node_rack[node]` is the domain holding that node, if any.
+    /// `node_rack[node]` is the rack holding that node, if any.
     node_rack: Vec<Option<usize>>,
     /// `node_range[d]` is `Some(first..end)` when rack `d`'s nodes are consecutive indices
     /// in order (the usual case): counting its free trays is then a scan of one slice.
@@ -138,7 +138,7 @@ impl Topology {
         self.node_rack.get(node).copied().flatten()
     }
 
-    /// The largest domain, in configured trays: the biggest job or segment that fits one domain.
+    /// The largest rack, in configured trays: the biggest job or segment that fits one rack.
     pub fn max_rack_size(&self) -> usize {
         self.max_rack
     }
@@ -166,7 +166,7 @@ impl Topology {
     }
 
     /// Calls `f` with the state of each of rack `d`'s trays, in tray order (one slice scan
-    /// when the domain's node indices are consecutive).
+    /// when the rack's node indices are consecutive).
     pub fn for_each_tray(&self, d: usize, view: &ClusterView, mut f: impl FnMut(Tray)) {
         match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
             Some(trays) => trays.iter().copied().for_each(f),
