@@ -6,6 +6,8 @@
 #
 #   cp target/release/nvl72 /tmp/nvl72-before     # at the old commit
 #   bash scripts/same-decisions.sh /tmp/nvl72-before target/release/nvl72
+# NEW_FIELDS="a,b": report fields the new build adds; they are removed (at any depth) before
+# the comparison, which is then of the reports as jq prints them.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE_NVL72 AFTER_NVL72" >&2; exit 2; }
 BEFORE=$(realpath "$1") AFTER=$(realpath "$2")
@@ -20,6 +22,12 @@ printf '[policy]\nsegment_placement = "spread"\nprefer_degraded = false\n' >"$SP
 source scripts/workloads.sh
 WORKLOAD[spr]="--workload synthetic --racks 64 --jobs 2000 --segment 8-16=4 --segment 32-72=4 --segment 144+=16 --policy-file $SPREAD"
 differ=0 same=0
+# without_new FILE: the report, without NEW_FIELDS when they are given
+without_new() {
+    if [ -z "${NEW_FIELDS:-}" ]; then cat "$1"; return; fi
+    jq -S --arg f "$NEW_FIELDS" '($f | split(",")) as $new
+        | walk(if type == "object" then with_entries(select(.key as $k | $new | index($k) | not)) else . end)' "$1"
+}
 for w in "${!WORKLOAD[@]}"; do
     for lam in 0 0.05; do
         for bin in before after; do
@@ -28,7 +36,7 @@ for w in "${!WORKLOAD[@]}"; do
             "$b" simulate ${WORKLOAD[$w]} --load 1.2 --lambda "$lam" --seed 1 \
                 --policies "$POLICIES" --no-timing --quiet --json "$OUT/$w-$lam-$bin.json" >/dev/null
         done
-        if cmp -s "$OUT/$w-$lam-before.json" "$OUT/$w-$lam-after.json"; then
+        if cmp -s <(without_new "$OUT/$w-$lam-before.json") <(without_new "$OUT/$w-$lam-after.json"); then
             same=$((same + 1))
         else
             differ=$((differ + 1))

@@ -80,6 +80,11 @@ pub enum MultiRack {
     /// Start as soon as the free trays suffice, over as many racks as it takes, fullest racks
     /// first (higher occupancy, less NVLink locality).
     StartNow,
+    /// The fewest racks, started as `FewestRacks` starts them, but in pieces as equal as the
+    /// free trays allow (48 trays: 16 + 16 + 16 rather than 18 + 18 + 12): each rack then
+    /// carries an equal share of the job's traffic between racks, and a rack with one or two
+    /// unavailable trays can take a piece.
+    Balanced,
 }
 
 /// Whether placement looks at when the jobs already on a rack are expected to end.
@@ -113,7 +118,13 @@ impl MultiRack {
         match self {
             MultiRack::FewestRacks => "fewest-racks",
             MultiRack::StartNow => "start-now",
+            MultiRack::Balanced => "balanced",
         }
+    }
+
+    /// The job gets exactly the fewest racks that can hold it, or waits.
+    pub fn fewest_racks_only(self) -> bool {
+        matches!(self, MultiRack::FewestRacks | MultiRack::Balanced)
     }
 }
 

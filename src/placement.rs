@@ -8,10 +8,11 @@
 //!
 //! One question per file: `request` (what is asked), `validate` (can it ever fit), `reject`
 //! (why not), `room` (a rack's room for the job, the shared tie-break, which trays it gets),
-//! `one_rack`, `multi_rack` (+ the `fewest_racks` search), `segments`, and `plan` (the
-//! ranked answer).
+//! `one_rack`, `multi_rack` (+ the `fewest_racks` search, and `balanced` pieces), `segments`,
+//! and `plan` (the ranked answer).
 #![forbid(unsafe_code)]
 
+mod balanced;
 mod fewest_racks;
 mod multi_rack;
 mod one_rack;

@@ -173,8 +173,8 @@ impl WorkloadArgs {
 struct SimulateArgs {
     #[command(flatten)]
     w: WorkloadArgs,
-    /// Comma-separated: nvl72, block, naive, nvl72-start-now (the engine with
-    /// multi_rack = "start-now")
+    /// Comma-separated: nvl72, block, naive, nvl72-start-now, nvl72-balanced (the engine
+    /// with multi_rack = "start-now" or "balanced"), nvl72-end-tie, nvl72-end-align
     #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
     policies: Vec<PolicyKind>,
     /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs

@@ -172,9 +172,20 @@ fn toml_bad_segment_placement() {
         None,
     );
     assert!(
-        msg.contains("fewest-racks") && msg.contains("start-now"),
+        msg.contains("fewest-racks") && msg.contains("start-now") && msg.contains("balanced"),
         "{msg}"
     );
+}
+
+#[test]
+fn toml_multi_rack_balanced() {
+    let cfg = parse_toml(
+        &format!("[policy]\nmulti_rack = \"balanced\"\n{ONE_RACK}"),
+        file(),
+    )
+    .unwrap();
+    assert_eq!(cfg.policy.multi_rack, MultiRack::Balanced);
+    assert_eq!(cfg.policy.multi_rack.as_str(), "balanced");
 }
 
 #[test]

@@ -24,22 +24,48 @@ pub(super) fn tightest_set(
     max_rack: usize,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
+    let mut pieces = Vec::new();
+    let mut left = n;
+    for h in tightest_racks(rooms, n, max_rack, topo)? {
+        let take = h.free.min(left);
+        pieces.push(Piece {
+            rack: h.rack,
+            trays: take,
+        });
+        left -= take;
+    }
+    (left == 0).then_some(pieces)
+}
+
+/// The tightest set of `k = ceil(n / cap)` racks among `rooms` that hold `n` trays when each
+/// rack counts at most `cap` of its free trays, fullest first; `None` if there is none.
+/// `cap` is the largest rack for `fewest-racks`, the largest piece for `balanced`: both
+/// then need the same number of racks. Tightest: the fewest counted free trays, then (with
+/// `prefer_degraded`) the most racks that are not whole; racks that can give all `cap`
+/// trays go best fit first (fewest free trays), then by [`Room::tie_break`].
+pub(super) fn tightest_racks<'r>(
+    rooms: &[&'r Room],
+    n: usize,
+    cap: usize,
+    topo: &Topology,
+) -> Option<Vec<&'r Room>> {
     let prefer_degraded = topo.policy.prefer_degraded;
-    let k = n.div_ceil(max_rack);
-    let budget = k * max_rack - n;
-    // buckets[d]: racks missing d free trays, in tie-break order (with prefer_degraded, not
-    // whole first, so that a whole rack of a smaller size is kept when another does as well).
+    let k = n.div_ceil(cap);
+    let budget = k * cap - n;
+    // buckets[d]: racks missing d of `cap` free trays, in tie-break order (with
+    // prefer_degraded, not whole first, so that a whole rack of a smaller size is kept when
+    // another does as well).
     let mut buckets: Vec<Vec<&Room>> = vec![Vec::new(); budget + 1];
     for h in rooms {
-        if let Some(bucket) = max_rack
-            .checked_sub(h.free)
+        if let Some(bucket) = cap
+            .checked_sub(h.free.min(cap))
             .and_then(|d| buckets.get_mut(d))
         {
             bucket.push(h);
         }
     }
     for bucket in &mut buckets {
-        bucket.sort_by_key(|h| h.tie_break(topo));
+        bucket.sort_by_key(|h| (h.free, h.tie_break(topo)));
     }
     let values: Vec<usize> = (1..=budget)
         .rev()
@@ -56,24 +82,14 @@ pub(super) fn tightest_set(
     };
     search.run(0, 0, 0, budget);
     let (_, counts) = search.best?;
-    let mut pieces = Vec::with_capacity(k);
-    let mut left = n;
     let partial = counts.iter().sum::<usize>();
-    let whole = buckets[0].iter().take(k - partial);
+    let full = buckets[0].iter().take(k - partial);
     let chosen = values
         .iter()
         .zip(&counts)
         .rev() // smallest deficits (fullest racks) first
         .flat_map(|(&d, &c)| buckets[d].iter().take(c));
-    for h in whole.chain(chosen) {
-        let take = h.free.min(left);
-        pieces.push(Piece {
-            rack: h.rack,
-            trays: take,
-        });
-        left -= take;
-    }
-    (left == 0).then_some(pieces)
+    Some(full.chain(chosen).copied().collect())
 }
 
 /// Depth-first search over how many racks of each deficit value to use.

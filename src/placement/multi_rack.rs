@@ -21,6 +21,7 @@ pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<V
         Reject::NotNow(WaitReason::NoFewestRacks {
             racks: fewest,
             trays: n,
+            rule: topo.policy.multi_rack,
         })
     };
     let tightest =
@@ -74,7 +75,7 @@ fn with_required_racks(
 }
 
 /// The rooms of each rack group, groups in name order (`rooms[r]` is rack `r`'s).
-fn rooms_by_group<'r>(topo: &Topology, rooms: &'r [Room]) -> Vec<Vec<&'r Room>> {
+pub(super) fn rooms_by_group<'r>(topo: &Topology, rooms: &'r [Room]) -> Vec<Vec<&'r Room>> {
     topo.groups
         .iter()
         .map(|(_, members)| members.iter().map(|&r| &rooms[r]).collect())

@@ -1,6 +1,7 @@
 //! The engine's answer for one job: ranked alternatives ([`Plan`]), each a node set
 //! ([`Placement`]) made of pieces, one per rack ([`Piece`]), built only when tried.
 
+use super::balanced::plan_balanced;
 use super::multi_rack::{plan_fewest_racks, plan_start_now};
 use super::one_rack::plan_one_rack;
 use super::room::{Ctx, Room};
@@ -215,6 +216,7 @@ fn pieces_for(ctx: &Ctx, rooms: &[Room], req: &JobRequest, n: usize) -> Result<V
     let mut pieces = match ctx.topo.policy.multi_rack {
         MultiRack::FewestRacks => plan_fewest_racks(ctx, rooms, n)?,
         MultiRack::StartNow => plan_start_now(ctx, rooms, n, 1)?,
+        MultiRack::Balanced => plan_balanced(ctx, rooms, n)?,
     };
     if req.is_flexible() {
         // Slurm picks the count (lightest trays first, as it orders them): offer every

@@ -44,6 +44,18 @@ pub fn fewest_racks_min_free(free: &[usize], n: usize, max_rack: usize) -> Optio
         .min()
 }
 
+/// The least largest piece over every set of exactly `ceil(n / max_rack)` racks that hold
+/// `n` trays when each gives at most that many: what `multi_rack = "balanced"` minimises.
+pub fn balanced_min_cap(free: &[usize], n: usize, max_rack: usize) -> Option<usize> {
+    let k = n.div_ceil(max_rack);
+    subsets(free.len())
+        .filter(|m| m.count_ones() as usize == k)
+        .filter_map(|m| {
+            (1..=max_rack).find(|&c| members(free, m).map(|f| f.min(c)).sum::<usize>() >= n)
+        })
+        .min()
+}
+
 /// Offered trays of rack `d`.
 pub fn free_trays(topo: &Topology, view: &ClusterView, d: usize) -> usize {
     topo.racks[d]
@@ -164,7 +176,9 @@ pub fn placement_exists(topo: &Topology, view: &ClusterView, req: &JobRequest) -
                 return false;
             }
             let most_racks = match topo.policy.multi_rack {
-                MultiRack::FewestRacks => n.div_ceil(max_rack).max(named.len()),
+                MultiRack::FewestRacks | MultiRack::Balanced => {
+                    n.div_ceil(max_rack).max(named.len())
+                }
                 MultiRack::StartNow => free.len(),
             };
             let racks: Vec<usize> = (0..free.len()).collect();
@@ -365,7 +379,7 @@ fn check_multi_rack(
     for d in &named {
         ensure!(racks.contains(d), "rack {d} of a -w node unused: {p:?}");
     }
-    if topo.policy.multi_rack == MultiRack::FewestRacks {
+    if topo.policy.multi_rack.fewest_racks_only() {
         let most = n.div_ceil(topo.max_rack_size()).max(named.len());
         ensure!(
             racks.len() <= most,
@@ -434,6 +448,16 @@ fn check_ranking(
                 "fewest-racks chose {chosen:?} ({total} free), the tightest set has {best:?}"
             );
         }
+        MultiRack::Balanced if !req.is_flexible() => {
+            let largest = alts[0].pieces.iter().map(|p| p.trays).max();
+            let best = balanced_min_cap(&frees, n, max_rack);
+            ensure!(
+                chosen.len() == n.div_ceil(max_rack) && largest == best,
+                "balanced chose {:?} (largest piece {largest:?}), the most balanced has {best:?}",
+                alts[0].pieces
+            );
+        }
+        MultiRack::Balanced => {}
         MultiRack::StartNow => {
             let fewest = fewest_racks_now(&frees, n);
             ensure!(

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::config::MultiRack;
 use crate::demand::Demand;
 
 /// Why a job cannot be placed.
@@ -67,13 +68,14 @@ pub enum NeverReason {
         segment: usize,
         room: usize,
     },
-    /// `multi_rack = "fewest-racks"`: the largest `racks` racks (with the `-w` ones) hold
-    /// only `trays`.
+    /// `multi_rack = "fewest-racks"` (or `"balanced"`, named by `rule`): the largest
+    /// `racks` racks (with the `-w` ones) hold only `trays`.
     LargestRacksTooSmall {
         nodes: usize,
         racks: usize,
         trays: usize,
         with_required: bool,
+        rule: MultiRack,
     },
 }
 
@@ -85,10 +87,12 @@ pub enum WaitReason {
         trays: usize,
         demand: Demand,
     },
-    /// `multi_rack = "fewest-racks"`: no `racks` racks have the job's trays together.
+    /// `multi_rack = "fewest-racks"` (or `"balanced"`, named by `rule`): no `racks` racks
+    /// have the job's trays together.
     NoFewestRacks {
         racks: usize,
         trays: usize,
+        rule: MultiRack,
     },
     NoWholePieces {
         pieces: usize,
@@ -186,6 +190,7 @@ impl fmt::Display for NeverReason {
                 racks,
                 trays,
                 with_required,
+                rule,
             } => {
                 let with = if *with_required {
                     " holding the -w nodes"
@@ -194,7 +199,8 @@ impl fmt::Display for NeverReason {
                 };
                 write!(
                     f,
-                    "{nodes} nodes do not fit the {racks} largest racks{with} ({trays} trays; multi_rack = \"fewest-racks\")"
+                    "{nodes} nodes do not fit the {racks} largest racks{with} ({trays} trays; multi_rack = \"{}\")",
+                    rule.as_str()
                 )
             }
         }
@@ -209,9 +215,10 @@ impl fmt::Display for WaitReason {
             NoRackRoom { trays, demand } => {
                 write!(f, "no rack has room for {trays} trays ({demand})")
             }
-            NoFewestRacks { racks, trays } => write!(
+            NoFewestRacks { racks, trays, rule } => write!(
                 f,
-                "no {racks} racks have {trays} free trays together (multi_rack = \"fewest-racks\")"
+                "no {racks} racks have {trays} free trays together (multi_rack = \"{}\")",
+                rule.as_str()
             ),
             NoWholePieces { pieces, size } => write!(
                 f,

@@ -121,7 +121,8 @@ fn fewest_racks_takes_the_tightest_set_or_waits() {
         placements(&topo, &view, &JobRequest::nodes(54)),
         Err(Reject::NotNow(WaitReason::NoFewestRacks {
             racks: 3,
-            trays: 54
+            trays: 54,
+            rule: MultiRack::FewestRacks,
         }))
     ));
     // ...where start-now spreads it over all four.
@@ -328,7 +329,11 @@ fn same_group_preferred_for_multi_rack_jobs() {
         .group("rack2", "b")
         .group("rack3", "b")
         .group("rack4", "a");
-    for multi_rack in [MultiRack::FewestRacks, MultiRack::StartNow] {
+    for multi_rack in [
+        MultiRack::FewestRacks,
+        MultiRack::StartNow,
+        MultiRack::Balanced,
+    ] {
         let (topo, view) = kit
             .clone()
             .with_policy(|p| p.multi_rack = multi_rack)
@@ -761,18 +766,19 @@ fn jobs_sized_by_cpus_are_offered_the_trays_with_the_most_cpus() {
 /// reference the `placement` fuzz target checks too).
 fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)> {
     let racks = proptest::collection::vec((0usize..=6, 0usize..3), 1..=5);
-    let policy = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        |(consolidate, start_now, prefer_degraded, prefer_same_group)| Policy {
+    let multi_rack = prop_oneof![
+        Just(MultiRack::FewestRacks),
+        Just(MultiRack::StartNow),
+        Just(MultiRack::Balanced)
+    ];
+    let policy = (any::<bool>(), multi_rack, any::<bool>(), any::<bool>()).prop_map(
+        |(consolidate, multi_rack, prefer_degraded, prefer_same_group)| Policy {
             segment_placement: if consolidate {
                 SegmentPlacement::Consolidate
             } else {
                 SegmentPlacement::BestFit
             },
-            multi_rack: if start_now {
-                MultiRack::StartNow
-            } else {
-                MultiRack::FewestRacks
-            },
+            multi_rack,
             prefer_degraded,
             prefer_same_group,
             ..Policy::default()

@@ -3,7 +3,7 @@
 
 use super::reject::NeverReason::{self, *};
 use super::{JobRequest, Reject};
-use crate::config::{MultiRack, SegmentPlacement};
+use crate::config::SegmentPlacement;
 use crate::model::Topology;
 
 /// `Ok` when some state of the cluster could hold `req`.
@@ -149,7 +149,7 @@ pub(super) fn required_rack_list(topo: &Topology, req: &JobRequest) -> Vec<usize
 }
 
 /// A job larger than a rack: it must fit all racks together, and with
-/// `multi_rack = "fewest-racks"` the racks it may get: the racks of its `-w` nodes (`named`)
+/// `multi_rack = "fewest-racks"` or `"balanced"` the racks it may get: the racks of its `-w` nodes (`named`)
 /// plus the largest others, `max(ceil(n / largest rack), named racks)` racks in all (the
 /// rule of `multi_rack::with_required_racks`).
 fn fits_some_racks(topo: &Topology, n: usize, named: &[usize]) -> Result<(), NeverReason> {
@@ -166,12 +166,13 @@ fn fits_some_racks(topo: &Topology, n: usize, named: &[usize]) -> Result<(), Nev
     others.sort_unstable_by(|a, b| b.cmp(a));
     let trays: usize = named.iter().map(|&r| size(r)).sum::<usize>()
         + others.iter().take(racks - named.len()).sum::<usize>();
-    if topo.policy.multi_rack == MultiRack::FewestRacks && trays < n {
+    if topo.policy.multi_rack.fewest_racks_only() && trays < n {
         return Err(LargestRacksTooSmall {
             nodes: n,
             racks,
             trays,
             with_required: !named.is_empty(),
+            rule: topo.policy.multi_rack,
         });
     }
     Ok(())

@@ -24,6 +24,9 @@
 //!   `n / s`.
 //! - **Extra racks**: for jobs without `--segment` larger than a rack, racks used beyond the
 //!   minimum `ceil(n / 18)`, averaged over their placements.
+//! - **Piece balance**: for the same jobs, their smallest piece (trays in one rack) over the
+//!   even share `n / racks used`, averaged over their placements: 1 for 16 + 16 + 16, 0.75 for
+//!   18 + 18 + 12. The smallest piece has the fewest NICs for the job's traffic between racks.
 //! - **Queue wait**: total time a completed job spent queued, from submission to its final
 //!   start, re-queued periods included (run time lost to failures is not wait).
 
@@ -123,6 +126,7 @@ pub struct PolicyReport {
     pub gpu_sized_in_one_rack: Share,
     pub segments_in_one_rack: Share,
     pub large_jobs_extra_racks: Option<f64>,
+    pub large_jobs_piece_balance: Option<f64>,
     /// First row `all`, then one row per size class that had jobs.
     pub wait: Vec<ClassWait>,
     pub engine_calls: u64,
@@ -159,6 +163,8 @@ pub struct Recorder {
     gpu_sized_in_rack: Share,
     segments_in_rack: Share,
     extra_racks: (u64, u64),
+    /// Placements of large jobs and the sum of their piece balances.
+    piece_balance: (u64, f64),
 }
 
 impl PolicyReport {
@@ -206,6 +212,7 @@ impl Recorder {
             gpu_sized_in_rack: Share::default(),
             segments_in_rack: Share::default(),
             extra_racks: (0, 0),
+            piece_balance: (0, 0.0),
         }
     }
 
@@ -266,6 +273,9 @@ impl Recorder {
                 let min = job.trays.div_ceil(self.trays_per_rack);
                 self.extra_racks.0 += 1;
                 self.extra_racks.1 += (racks.len() - min) as u64;
+                let smallest = racks.iter().map(|&(_, c)| c).min().unwrap_or(0);
+                self.piece_balance.0 += 1;
+                self.piece_balance.1 += smallest as f64 * racks.len() as f64 / job.trays as f64;
             }
         }
     }
@@ -332,6 +342,8 @@ impl Recorder {
             gpu_sized_in_one_rack: self.gpu_sized_in_rack,
             segments_in_one_rack: self.segments_in_rack,
             large_jobs_extra_racks: ratio(self.extra_racks.1 as u128, self.extra_racks.0 as u128),
+            large_jobs_piece_balance: (self.piece_balance.0 > 0)
+                .then(|| self.piece_balance.1 / self.piece_balance.0 as f64),
             wait: class_waits(jobs, &self.jobs),
             engine_calls,
             decision_latency,

@@ -18,6 +18,7 @@ fn color(k: PolicyKind) -> &'static str {
         PolicyKind::Block => "#d62728",
         PolicyKind::Naive => "#7f7f7f",
         PolicyKind::Nvl72StartNow => "#9467bd",
+        PolicyKind::Nvl72Balanced => "#8c564b",
         PolicyKind::Nvl72EndTie => "#2ca02c",
         PolicyKind::Nvl72EndAlign => "#ff7f0e",
     }

@@ -7,6 +7,7 @@
 //! - `naive`: topology-unaware first fit over trays in index order.
 //! - `nvl72-start-now` (not run by default): the engine with `multi_rack = "start-now"`, so
 //!   the cost of waiting for the fewest racks can be measured in the same run.
+//! - `nvl72-balanced` (not run by default): the engine with `multi_rack = "balanced"`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,6 +30,9 @@ pub enum PolicyKind {
     Naive,
     #[serde(rename = "nvl72-start-now")]
     Nvl72StartNow,
+    /// The engine with `multi_rack = "balanced"`.
+    #[serde(rename = "nvl72-balanced")]
+    Nvl72Balanced,
     /// The engine with `end_time = "tie-break"`.
     #[serde(rename = "nvl72-end-tie")]
     Nvl72EndTie,
@@ -41,8 +45,9 @@ impl PolicyKind {
     /// The three policies the simulator compares by default.
     pub const ALL: [PolicyKind; 3] = [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive];
     /// The engine with one `[policy]` knob changed, for A/B runs.
-    pub const VARIANTS: [PolicyKind; 3] = [
+    pub const VARIANTS: [PolicyKind; 4] = [
         PolicyKind::Nvl72StartNow,
+        PolicyKind::Nvl72Balanced,
         PolicyKind::Nvl72EndTie,
         PolicyKind::Nvl72EndAlign,
     ];
@@ -53,6 +58,7 @@ impl PolicyKind {
             PolicyKind::Block => "block",
             PolicyKind::Naive => "naive",
             PolicyKind::Nvl72StartNow => "nvl72-start-now",
+            PolicyKind::Nvl72Balanced => "nvl72-balanced",
             PolicyKind::Nvl72EndTie => "nvl72-end-tie",
             PolicyKind::Nvl72EndAlign => "nvl72-end-align",
         }
@@ -76,7 +82,7 @@ impl FromStr for PolicyKind {
             .ok_or_else(|| {
                 format!(
                     "unknown policy `{s}` (expected nvl72, block, naive, nvl72-start-now, \
-                     nvl72-end-tie or nvl72-end-align)"
+                     nvl72-balanced, nvl72-end-tie or nvl72-end-align)"
                 )
             })
     }
@@ -140,11 +146,13 @@ impl Placer {
         let kind = match kind {
             PolicyKind::Nvl72
             | PolicyKind::Nvl72StartNow
+            | PolicyKind::Nvl72Balanced
             | PolicyKind::Nvl72EndTie
             | PolicyKind::Nvl72EndAlign => {
                 let mut policy = policy.clone();
                 match kind {
                     PolicyKind::Nvl72StartNow => policy.multi_rack = MultiRack::StartNow,
+                    PolicyKind::Nvl72Balanced => policy.multi_rack = MultiRack::Balanced,
                     PolicyKind::Nvl72EndTie => policy.end_time = EndTime::TieBreak,
                     PolicyKind::Nvl72EndAlign => policy.end_time = EndTime::Align,
                     _ => {}

@@ -92,6 +92,10 @@ impl RunReport {
             p.large_jobs_extra_racks
                 .map_or("-".into(), |x| format!("{x:.2}"))
         });
+        row("large jobs' piece balance", &|p| {
+            p.large_jobs_piece_balance
+                .map_or("-".into(), |x| format!("{x:.2}"))
+        });
         // Every class some policy completed jobs in ("all" first), in size order.
         let classes: Vec<&str> = std::iter::once("all")
             .chain(super::job::CLASSES.iter().map(|c| c.0))
