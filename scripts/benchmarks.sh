@@ -5,6 +5,7 @@
 #   bash scripts/benchmarks.sh                 # everything, about 10 minutes on 2 cores
 #   ONLY=syn bash scripts/benchmarks.sh        # one workload: syn, seg, gpu, phi, phg or ph4
 #   OUT=/tmp/bench SEEDS="1 2" bash scripts/benchmarks.sh
+#   POLICIES=nvl72,nvl72-balanced LOADS=1.2 LAMBDAS="0.02 0.05" bash scripts/benchmarks.sh   # an A/B
 #
 # JSON reports are kept in $OUT (default target/bench-results) for later `nvl72 summarize`.
 set -euo pipefail
@@ -14,6 +15,8 @@ OUT=${OUT:-target/bench-results}
 SEEDS=${SEEDS:-1 2 3}
 ONLY=${ONLY:-}
 POLICIES=${POLICIES:-nvl72,block,naive,nvl72-start-now}
+LOADS=${LOADS:-0.9 1.2}
+LAMBDAS=${LAMBDAS:-0 0.02 0.05}
 B=${CARGO_TARGET_DIR:-target}/release/nvl72
 
 cargo build --release --bin nvl72 >&2
@@ -30,8 +33,8 @@ TITLE_ph4="Philly trace, sizes x 4, 32 racks"
 
 for w in syn seg gpu phi phg ph4; do
     [ -n "$ONLY" ] && [ "$ONLY" != "$w" ] && continue
-    for load in 0.9 1.2; do
-        for lam in 0 0.02 0.05; do
+    for load in $LOADS; do
+        for lam in $LAMBDAS; do
             files=()
             for seed in $SEEDS; do
                 f="$OUT/$w-$load-$lam-$seed.json"

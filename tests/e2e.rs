@@ -358,6 +358,44 @@ fn jobs_larger_than_a_rack_wait_for_the_fewest_racks_and_fill_partly_used_ones()
     );
 }
 
+/// `multi_rack = "balanced"`: a job larger than a rack gets the fewest racks in equal pieces.
+/// Three racks with a drained tray each take 16 + 16 + 16 and the whole rack stays free
+/// (`fewest-racks` would also take them, as 17 + 17 + 14); on empty racks it is 16 + 16 + 16
+/// again (18 + 18 + 12 under `fewest-racks`, and in Slurm's own node order without the plugin).
+#[test]
+fn balanced_splits_give_equal_pieces_and_use_degraded_racks() {
+    let (lab, _g) = Lab::claim();
+    lab.restart_with(&[("POLICY", "multi_rack = \"balanced\"")]);
+    for tray in ["gb001", "gb019", "gb037"] {
+        lab.drain(tray);
+    }
+    let degraded = lab.submit(&["-N", "48", "--exclusive"]);
+    let on_degraded = lab.running_nodes(degraded);
+    lab.cancel_all();
+    let _ = lab.sl(&[
+        "scontrol",
+        "update",
+        "nodename=gb[001,019,037]",
+        "state=resume",
+    ]);
+    lab.wait_for("all nodes idle", || {
+        lab.run(&["sinfo", "-h", "-N", "-o", "%t"])
+            .lines()
+            .all(|s| s.trim() == "idle")
+    });
+    let empty = lab.submit(&["-N", "48", "--exclusive"]);
+    let on_empty = lab.running_nodes(empty);
+    lab.cancel_all();
+    lab.restart_with(&[]);
+    assert_eq!(
+        per_rack(&on_degraded),
+        vec![(1, 16), (2, 16), (3, 16)],
+        "{on_degraded:?}"
+    );
+    let pieces: Vec<usize> = per_rack(&on_empty).iter().map(|p| p.1).collect();
+    assert_eq!(pieces, vec![16, 16, 16], "{on_empty:?}");
+}
+
 #[test]
 fn multi_rack_start_now_spreads_instead_of_waiting() {
     let (lab, _g) = Lab::claim();

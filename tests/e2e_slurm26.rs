@@ -164,6 +164,33 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     assert_eq!(segment_nodes.len(), 8);
 }
 
+/// Under `multi_rack = "balanced"` the equal pieces are the job's NVLink domains: 48 trays
+/// get three IMEX channels of 16 trays, one per rack.
+#[cfg(slurm_jobinfo)]
+#[test]
+fn balanced_pieces_get_one_imex_channel_each() {
+    let (lab, _g) = Lab::claim();
+    let conf = "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch\nSlurmctldDebug=verbose";
+    let policy = "multi_rack = \"balanced\"";
+    lab.restart_with(&[("EXTRA_CONF", conf), ("POLICY", policy)]);
+    let from = lab.ctld_log_len();
+    let net = "--network=unique-channel-per-segment";
+    let job = lab.submit(&["-N", "48", "--exclusive", net]);
+    let nodes = lab.running_nodes(job);
+    let log = lab.ctld_log_since(from);
+    lab.cancel_all();
+    lab.restart_with(&[]);
+
+    let got = channels(&log, job);
+    assert_eq!(got.len(), 3, "one channel per rack: {got:?}\n{log}");
+    for list in &got {
+        let piece = lab::expand(list);
+        assert_eq!(piece.len(), 16, "{list}");
+        assert_eq!(racks(&piece).len(), 1, "a channel spans racks: {list}");
+    }
+    assert_eq!(nodes.len(), 48);
+}
+
 /// slurmctld keeps each job's NVLink pieces in its job state (`jobinfo_pack`) and reads them
 /// back on start (`jobinfo_unpack`); a wrong byte count there would lose the job and every
 /// record after it.

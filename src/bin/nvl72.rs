@@ -603,7 +603,7 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         reports.len()
     );
     type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 14] = [
+    let metrics: [Metric; 16] = [
         ("occupancy while waiting %", 100.0, |p| {
             p["occupancy_while_waiting"].as_f64()
         }),
@@ -625,10 +625,16 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         ("extra racks per large job", 1.0, |p| {
             p["large_jobs_extra_racks"].as_f64()
         }),
+        ("large jobs' piece balance", 1.0, |p| {
+            p["large_jobs_piece_balance"].as_f64()
+        }),
         ("wait all jobs mean h", 1.0, |p| wait_of(p, "all", "mean_h")),
         ("wait all jobs p95 h", 1.0, |p| wait_of(p, "all", "p95_h")),
         ("wait 17-18 trays p95 h", 1.0, |p| {
             wait_of(p, "17-18", "p95_h")
+        }),
+        ("wait 19-72 trays mean h", 1.0, |p| {
+            wait_of(p, "19-72", "mean_h")
         }),
         ("wait 19-72 trays p95 h", 1.0, |p| {
             wait_of(p, "19-72", "p95_h")
