@@ -151,6 +151,19 @@ mod tests {
         assert_eq!(got, [(0, 16), (1, 16), (2, 16)]);
     }
 
+    /// The claim that `fewest-racks` needs whole racks for `-N 48` does not hold: its tightest
+    /// set also takes three racks with a down tray each, filled fullest first.
+    #[test]
+    fn fewest_racks_also_uses_degraded_racks_but_in_uneven_pieces() {
+        let one_down = "x.................";
+        let whole = "..................";
+        let kit = kit(&[one_down, one_down, one_down, whole]).with_policy(|p| {
+            p.multi_rack = MultiRack::FewestRacks;
+        });
+        let got = &placements(&kit.topo, &kit.view, &JobRequest::nodes(48)).unwrap()[0];
+        assert_eq!(got.pieces, vec![(0, 17), (1, 17), (2, 14)]);
+    }
+
     #[test]
     fn uneven_free_trays_give_the_most_even_split_they_allow() {
         // 18 + 18 + 12 free: no three racks give more than 12 + 18 + 18, so that is the split;
