@@ -35,11 +35,11 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         } else {
             SegmentPlacement::BestFit
         },
-        multi_rack: if u.arbitrary()? {
-            MultiRack::StartNow
-        } else {
-            MultiRack::FewestRacks
-        },
+        multi_rack: *u.choose(&[
+            MultiRack::FewestRacks,
+            MultiRack::StartNow,
+            MultiRack::Balanced,
+        ])?,
         prefer_degraded: u.arbitrary()?,
         prefer_same_group: u.arbitrary()?,
         log_decisions: false,
