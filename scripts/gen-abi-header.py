@@ -108,7 +108,6 @@ OPAQUE = [
     # (tag, typedef, defining header)
     ("gres_state", "gres_state_t", "src/interfaces/gres.h"),
     ("gres_mc_data", "gres_mc_data_t", "src/interfaces/gres.h"),
-    ("part_record", "part_record_t", "src/common/part_record.h"),
 ]
 
 # Structs. tag None = anonymous "typedef struct { ... } name;" in Slurm.
@@ -197,6 +196,11 @@ STRUCTS = [
         ("part_ptr", "part_record_t *{}"),
         ("start_protocol_ver", "uint16_t {}"),
     ]),
+    dict(typedef="part_record_t", tag="part_record", full=False,
+         src="src/common/part_record.h", fields=[
+        ("magic", "uint32_t {}"),
+        ("name", "char *{}"),
+    ]),
     dict(typedef="node_record_t", tag="node_record", full=False, src="src/common/node_conf.h",
          fields=[
         ("magic", "uint32_t {}"),
@@ -244,6 +248,7 @@ MACROS = [
     ("JOB_MAGIC", "hex"),
     ("DETAILS_MAGIC", "hex"),
     ("NODE_MAGIC", "hex"),
+    ("PART_MAGIC", "hex"),
     ("TOPO_RANK_ID_SHIFT", "dec"),
     ("IS_SLURMCTLD", "hex"),  # SLURM_BIT(3): argument of slurm_run_in_daemon()
 ]
@@ -343,6 +348,7 @@ VERIFY = [
     ("topology.o", "src/interfaces/topology.c", True),
     ("pack.o", "src/common/pack.c", True),
     ("gres.o", "src/interfaces/gres.c", False),  # gres_job_state_t changed too (unused)
+    ("part_record.o", "src/common/part_record.c", True),  # part_record_t (magic, name)
     ("common_topo.o", "src/plugins/topology/common/common_topo.c", True),
     ("eval_nodes.o", "src/plugins/topology/common/eval_nodes.c", True),
     ("gres_filter.o", "src/plugins/topology/common/gres_filter.c", True),

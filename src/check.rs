@@ -26,6 +26,8 @@
 //! | gres.conf gives rack nodes fewer GPUs than slurm.conf (slurmctld drains them) | error |
 //! | gres.conf gives rack nodes more GPUs than slurm.conf (Slurm ignores the excess) | warning |
 //! | slurm.conf nodes with GPUs in no rack (Slurm's generic selection places them) | warning |
+//! | a `flat_partitions` name that no `PartitionName=` defines | error, at its line |
+//! | a flat partition without rack nodes (it changes nothing) | warning, at its line |
 //! | `TopologyPlugin` is not `topology/nvl72` | warning |
 //! | a `topology.yaml` next to slurm.conf (25.05+ read it instead and never load the plugin) | error on 25.05+, warning on 24.11 |
 //!
@@ -136,7 +138,8 @@ impl Report {
         self.problems.iter().map(|p| format!("{p}\n")).collect()
     }
 
-    /// e.g. `4 racks, 72 trays: 1 error, 2 warnings`.
+    /// e.g. `4 racks, 72 trays: 1 error, 2 warnings`; flat partitions are named after the
+    /// trays (`4 racks, 72 trays, flat partition admin: ...`).
     pub fn summary(&self) -> String {
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let counts = format!(
@@ -145,12 +148,20 @@ impl Report {
             plural(self.warnings(), "warning")
         );
         match &self.config {
-            Some(c) => format!(
-                "{}: {}, {}: {counts}",
-                c.source.display(),
-                plural(c.racks.len(), "rack"),
-                plural(c.racks.iter().map(|r| r.nodes.len()).sum(), "tray")
-            ),
+            Some(c) => {
+                let flat = &c.policy.flat_partitions;
+                let flat = match flat.len() {
+                    0 => String::new(),
+                    1 => format!(", flat partition {}", flat[0]),
+                    _ => format!(", flat partitions {}", flat.join(", ")),
+                };
+                format!(
+                    "{}: {}, {}{flat}: {counts}",
+                    c.source.display(),
+                    plural(c.racks.len(), "rack"),
+                    plural(c.racks.iter().map(|r| r.nodes.len()).sum(), "tray")
+                )
+            }
             None => counts,
         }
     }
@@ -209,6 +220,7 @@ pub fn check(input: &CheckInput) -> Report {
             cross.gres_conf(g, &mut out);
         }
         cross.unracked_gpu_nodes(&mut out);
+        cross.flat_partitions(&mut out);
     }
     if slurm.readable {
         check_plugin(input, &slurm, &mut out);

@@ -155,6 +155,17 @@ pub struct Policy {
     pub end_time: EndTime,
     /// With `end_time = "align"`: hours a rack stays broken longer that weigh one tray.
     pub end_time_hours_per_tray: u32,
+    /// Partitions whose jobs Slurm's generic selection places, without the rack rule: what
+    /// `Topology=flat` gives a partition with topology.yaml (e.g. NVIDIA's admin partition).
+    pub flat_partitions: Vec<String>,
+}
+
+impl Policy {
+    /// Does a job evaluated for partition `name` bypass rack placement? Slurm's partition
+    /// names are case-sensitive, and so is this.
+    pub fn is_flat(&self, name: &str) -> bool {
+        self.flat_partitions.iter().any(|p| p == name)
+    }
 }
 
 impl Default for Policy {
@@ -167,6 +178,7 @@ impl Default for Policy {
             log_decisions: false,
             end_time: EndTime::Off,
             end_time_hours_per_tray: 2,
+            flat_partitions: Vec::new(),
         }
     }
 }
@@ -272,7 +284,7 @@ impl Config {
             "trays_per_rack = {}\ngpus_per_tray = {}\n\n[policy]\n\
              segment_placement = {}\nmulti_rack = {}\nprefer_degraded = {}\n\
              prefer_same_group = {}\nlog_decisions = {}\nend_time = {}\n\
-             end_time_hours_per_tray = {}\n",
+             end_time_hours_per_tray = {}\nflat_partitions = [{}]\n",
             self.trays_per_rack,
             self.gpus_per_tray,
             quote(p.segment_placement.as_str()),
@@ -282,6 +294,11 @@ impl Config {
             p.log_decisions,
             quote(p.end_time.as_str()),
             p.end_time_hours_per_tray,
+            p.flat_partitions
+                .iter()
+                .map(|n| quote(n))
+                .collect::<Vec<_>>()
+                .join(", "),
         );
         for rack in &self.racks {
             let mut nodes = hostlist::compress(&rack.nodes);

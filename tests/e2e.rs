@@ -421,3 +421,83 @@ fn multi_rack_start_now_spreads_instead_of_waiting() {
     assert_eq!(nodes.len(), 54);
     assert_eq!(racks(&nodes).len(), 4, "{:?}", per_rack(&nodes));
 }
+
+/// `[policy] flat_partitions = ["admin"]` with a partition `admin` over the same GPU nodes as
+/// `gpu`: as with topology.yaml's `Topology=flat`, Slurm's generic selection places admin jobs.
+fn with_flat_admin_partition(lab: &Lab) {
+    lab.restart_with(&[
+        (
+            "EXTRA_CONF",
+            "PartitionName=admin Nodes=gb[001-072] MaxTime=INFINITE State=UP",
+        ),
+        (
+            "POLICY",
+            "flat_partitions = [\"admin\"]\nlog_decisions = true",
+        ),
+    ]);
+}
+
+/// Two free trays in every rack (gb017-018, gb035-036, gb053-054, gb071-072).
+fn two_free_per_rack(lab: &Lab) -> Vec<u32> {
+    ["gb[001-016]", "gb[019-034]", "gb[037-052]", "gb[055-070]"]
+        .into_iter()
+        .map(|nodes| lab.occupy(nodes))
+        .collect()
+}
+
+fn partition_of(lab: &Lab, job: u32) -> String {
+    lab.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%P"])
+        .trim()
+        .to_string()
+}
+
+/// A flat partition bypasses the rack rule, the normal partition over the same trays keeps
+/// it. Without the plugin the `gpu` job runs across racks at once.
+#[test]
+fn flat_partition_runs_across_racks_while_gpu_keeps_the_rack_rule() {
+    let (lab, _g) = Lab::claim();
+    with_flat_admin_partition(lab);
+    let fillers = two_free_per_rack(lab);
+    // First in the queue, so that the pending gpu job cannot hold it back.
+    let admin = lab.submit(&["-p", "admin", "-N", "4", "--exclusive"]);
+    let admin_nodes = lab.running_nodes(admin);
+    let gpu = lab.submit(&["-p", "gpu", "-N", "4", "--exclusive"]);
+    lab.assert_stays_pending(gpu);
+    // A whole rack frees up: the gpu job starts there, inside one rack.
+    lab.run(&["scancel", &fillers[3].to_string()]);
+    let gpu_nodes = lab.running_nodes(gpu);
+    let flat_line = lab
+        .log("slurmctld.log")
+        .contains(&format!("JobId={admin}: partition admin is flat"));
+    lab.cancel_all();
+    lab.restart_with(&[]);
+    assert_eq!(admin_nodes.len(), 4);
+    assert_eq!(racks(&admin_nodes).len(), 2, "{:?}", per_rack(&admin_nodes));
+    assert_eq!(per_rack(&gpu_nodes), [(4, 4)], "{gpu_nodes:?}");
+    assert!(flat_line, "no flat-partition decision line for job {admin}");
+}
+
+/// `-p gpu,admin`: slurmctld tries the job in each partition; it fits only in admin (no rack
+/// has four free trays), so it runs there, across racks. A `--segment` the racks could never
+/// honour (six segments of 12, one per rack fits) is refused in gpu at submission but runs
+/// in admin, where Slurm ignores it as topology/flat does.
+#[test]
+fn a_job_for_gpu_and_admin_runs_in_the_partition_it_fits() {
+    let (lab, _g) = Lab::claim();
+    with_flat_admin_partition(lab);
+    two_free_per_rack(lab);
+    let both = lab.submit(&["-p", "gpu,admin", "-N", "4", "--exclusive"]);
+    let nodes = lab.running_nodes(both);
+    let partition = partition_of(lab, both);
+    lab.cancel_all();
+    let in_gpu = lab.sbatch(&["-p", "gpu", "-N", "72", "--segment=12"], "sleep 600");
+    let in_admin = lab.sbatch(&["-p", "admin", "-N", "72", "--segment=12"], "sleep 600");
+    let admin_nodes = in_admin.as_ref().map(|&job| lab.running_nodes(job));
+    lab.cancel_all();
+    lab.restart_with(&[]);
+    assert_eq!(partition, "admin");
+    assert_eq!(racks(&nodes).len(), 2, "{:?}", per_rack(&nodes));
+    let err = in_gpu.expect_err("-p gpu -N 72 --segment=12 should be refused");
+    assert!(err.contains(TOPO_ERROR), "{err}");
+    assert_eq!(admin_nodes.expect("-p admin accepted").len(), 72);
+}

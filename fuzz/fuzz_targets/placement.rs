@@ -45,6 +45,7 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         log_decisions: false,
         end_time: *u.choose(&[EndTime::Off, EndTime::TieBreak, EndTime::Align])?,
         end_time_hours_per_tray: u.int_in_range(0..=4)?,
+        flat_partitions: Vec::new(),
     };
     // Racks of 0..=MAX_TRAYS trays (0: every name unknown to the scheduler).
     let sizes: Vec<usize> = (0..u.int_in_range(1..=MAX_RACKS)?)

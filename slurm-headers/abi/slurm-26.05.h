@@ -49,6 +49,7 @@ _Static_assert(offsetof(slurm_conf_t, state_save_location) == 1432, "slurm_conf_
 #define JOB_MAGIC 0xf0b7392c
 #define DETAILS_MAGIC 0xdea84e7
 #define NODE_MAGIC 0xde575ed
+#define PART_MAGIC 0xaefe8495
 #define TOPO_RANK_ID_SHIFT 16
 #define IS_SLURMCTLD 0x8
 
@@ -90,7 +91,6 @@ _Static_assert(sizeof(eval_action_t) == 4, "sizeof(eval_action_t)");
 /* ---- opaque types (used through pointers only) ---- */
 typedef struct gres_state gres_state_t;
 typedef struct gres_mc_data gres_mc_data_t;
-typedef struct part_record part_record_t;
 
 /* ---- structs ---- */
 typedef struct dynamic_plugin_data dynamic_plugin_data_t;
@@ -98,6 +98,7 @@ typedef struct avail_res avail_res_t;
 typedef struct sock_gres sock_gres_t;
 typedef struct topology_ctx topology_ctx_t;
 typedef struct job_record job_record_t;
+typedef struct part_record part_record_t;
 typedef struct node_record node_record_t;
 typedef struct topology_eval topology_eval_t;
 
@@ -293,6 +294,18 @@ _Static_assert(offsetof(job_record_t, time_limit) == 1112, "job_record_t.time_li
 _Static_assert(offsetof(job_record_t, topo_jobinfo) == 1120, "job_record_t.topo_jobinfo");
 _Static_assert(offsetof(job_record_t, tres_per_job) == 1160, "job_record_t.tres_per_job");
 _Static_assert(offsetof(job_record_t, tres_per_task) == 1184, "job_record_t.tres_per_task");
+
+/* part_record_t: 2 used fields of 368 bytes, sizeof 368, align 8. */
+struct part_record {
+	uint32_t magic;	/* @0 */
+	char _pad0[220];
+	char *name;	/* @224 */
+	char _pad1[136];
+};
+_Static_assert(sizeof(part_record_t) == 368, "sizeof(part_record_t)");
+_Static_assert(_Alignof(part_record_t) == 8, "_Alignof(part_record_t)");
+_Static_assert(offsetof(part_record_t, magic) == 0, "part_record_t.magic");
+_Static_assert(offsetof(part_record_t, name) == 224, "part_record_t.name");
 
 /* node_record_t: 8 used fields of 576 bytes, sizeof 576, align 8. */
 struct node_record {

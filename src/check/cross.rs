@@ -178,3 +178,40 @@ impl Cross<'_> {
         }
     }
 }
+
+impl Cross<'_> {
+    /// `[policy] flat_partitions` against slurm.conf's partitions: a name that slurm.conf does
+    /// not define (a typo leaves the partition under the rack rule) is an error; a partition
+    /// without rack nodes is a warning, because Slurm's generic selection places its jobs
+    /// anyway.
+    pub fn flat_partitions(&self, out: &mut Vec<Problem>) {
+        let racked: HashSet<&str> = self.rack_nodes().collect();
+        for (i, name) in self.config.policy.flat_partitions.iter().enumerate() {
+            let line = self.lines.flat_partitions.get(i).copied();
+            let Some(part) = self.slurm.partitions.iter().find(|p| &p.name == name) else {
+                out.push(problem(
+                    &self.config.source,
+                    line,
+                    Severity::Error,
+                    format!(
+                        "flat partition {name}: no PartitionName={name} in slurm.conf \
+                         (partition names are case-sensitive), so no job gets flat placement"
+                    ),
+                ));
+                continue;
+            };
+            if !part.unresolved && !part.nodes.iter().any(|n| racked.contains(n.as_str())) {
+                out.push(problem(
+                    &self.config.source,
+                    line,
+                    Severity::Warning,
+                    format!(
+                        "flat partition {name} (PartitionName= at {}) has no rack node; \
+                         Slurm's generic selection places its jobs anyway",
+                        part.loc
+                    ),
+                ));
+            }
+        }
+    }
+}

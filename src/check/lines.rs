@@ -16,6 +16,8 @@ pub struct TopologyLines {
     pub block_sizes: Option<usize>,
     pub end_time_hours_per_tray: Option<usize>,
     pub prefer_same_group: Option<usize>,
+    /// Each name of `[policy] flat_partitions`, in file order.
+    pub flat_partitions: Vec<usize>,
 }
 
 impl TopologyLines {
@@ -57,6 +59,7 @@ struct FileSpans {
 struct PolicySpans {
     end_time_hours_per_tray: Option<Spanned<Value>>,
     prefer_same_group: Option<Spanned<Value>>,
+    flat_partitions: Vec<Spanned<Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -75,6 +78,12 @@ fn toml_lines(text: &str) -> TopologyLines {
         racks: spans.rack.iter().map(|r| line(&r.nodes)).collect(),
         end_time_hours_per_tray: line(&spans.policy.end_time_hours_per_tray),
         prefer_same_group: line(&spans.policy.prefer_same_group),
+        flat_partitions: spans
+            .policy
+            .flat_partitions
+            .iter()
+            .map(|s| line_of(text, s.span().start))
+            .collect(),
         block_sizes: None,
     }
 }

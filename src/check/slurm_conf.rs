@@ -1,5 +1,6 @@
-//! The little `nvl72 check` needs from slurm.conf and gres.conf: node names, their GPU counts
-//! and `TopologyPlugin`, read with Slurm's own line syntax (`slurm_lines`).
+//! The little `nvl72 check` needs from slurm.conf and gres.conf: node names, their GPU counts,
+//! partitions and their nodes, and `TopologyPlugin`, read with Slurm's own line syntax
+//! (`slurm_lines`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -26,9 +27,23 @@ pub struct SlurmConf {
     pub node_lines: Vec<NodeLine>,
     /// Node name -> index into `node_lines` of its first definition.
     pub node_index: HashMap<String, usize>,
+    /// `PartitionName=` lines (not DEFAULT), in file order.
+    pub partitions: Vec<PartitionLine>,
     /// The last `TopologyPlugin=` (Slurm keeps the last value) and its line.
     pub topology_plugin: Option<(String, Loc)>,
     pub problems: Vec<Problem>,
+}
+
+/// One `PartitionName=` line and the nodes its `Nodes=` (or the DEFAULT's) names.
+#[derive(Debug, Clone)]
+pub struct PartitionLine {
+    pub loc: Loc,
+    pub name: String,
+    /// Defined nodes of the partition (`ALL`: every node; `NodeSet=` names resolved).
+    pub nodes: Vec<String>,
+    /// A name in `Nodes=` that is neither a node nor a `NodeSet=` of nodes (e.g. a node set
+    /// by `Feature=`): `nodes` may then be incomplete.
+    pub unresolved: bool,
 }
 
 /// A gres.conf `Name=gpu` line and the nodes it applies to (`None`: every node).
@@ -85,6 +100,10 @@ pub fn read_slurm_conf(path: &Path) -> SlurmConf {
     // Keys of the NodeName=DEFAULT lines so far; later DEFAULT lines add to them (Slurm merges).
     let mut default_gres: Option<String> = None;
     let mut duplicates: Vec<(usize, Vec<String>)> = Vec::new();
+    // Partitions and node sets are resolved once every node is known.
+    let mut partitions: Vec<(Loc, String, Option<String>)> = Vec::new();
+    let mut default_part_nodes: Option<String> = None;
+    let mut node_sets: HashMap<String, Option<String>> = HashMap::new();
 
     for (loc, pairs) in reader.lines {
         let Some((key, value)) = pairs.first() else {
@@ -92,6 +111,25 @@ pub fn read_slurm_conf(path: &Path) -> SlurmConf {
         };
         if key.eq_ignore_ascii_case("TopologyPlugin") {
             conf.topology_plugin = Some((value.clone(), loc));
+            continue;
+        }
+        let nodes_key = || {
+            pairs[1..]
+                .iter()
+                .rfind(|(k, _)| k.eq_ignore_ascii_case("Nodes"))
+                .map(|(_, v)| v.clone())
+        };
+        if key.eq_ignore_ascii_case("PartitionName") {
+            if value.eq_ignore_ascii_case("DEFAULT") {
+                default_part_nodes = nodes_key().or(default_part_nodes);
+            } else {
+                let nodes = nodes_key().or_else(|| default_part_nodes.clone());
+                partitions.push((loc, value.clone(), nodes));
+            }
+            continue;
+        }
+        if key.eq_ignore_ascii_case("NodeSet") {
+            node_sets.insert(value.clone(), nodes_key());
             continue;
         }
         if !key.eq_ignore_ascii_case("NodeName") {
@@ -143,8 +181,59 @@ pub fn read_slurm_conf(path: &Path) -> SlurmConf {
         );
         conf.problems.push(error(loc, message));
     }
+    conf.partitions = partitions
+        .into_iter()
+        .map(|(loc, name, nodes)| partition(&conf, &node_sets, loc, name, nodes.as_deref()))
+        .collect();
     conf.problems.splice(0..0, reader.problems);
     conf
+}
+
+/// A partition's nodes, as slurmctld resolves `Nodes=`: `ALL`, node names and `NodeSet=`
+/// names (of nodes; a node set by feature is left unresolved).
+fn partition(
+    conf: &SlurmConf,
+    node_sets: &HashMap<String, Option<String>>,
+    loc: Loc,
+    name: String,
+    nodes: Option<&str>,
+) -> PartitionLine {
+    let mut line = PartitionLine {
+        loc,
+        name,
+        nodes: Vec::new(),
+        unresolved: false,
+    };
+    let Some(nodes) = nodes else {
+        return line;
+    };
+    if nodes.eq_ignore_ascii_case("ALL") {
+        line.nodes = conf
+            .node_lines
+            .iter()
+            .flat_map(|l| l.names.clone())
+            .collect();
+        return line;
+    }
+    let mut resolve = |n: &str| {
+        if conf.node_index.contains_key(n) {
+            line.nodes.push(n.to_string());
+        } else if let Some(Some(set)) = node_sets.get(n) {
+            let names = hostlist::expand(set).unwrap_or_default();
+            line.nodes.extend(
+                names
+                    .into_iter()
+                    .filter(|n| conf.node_index.contains_key(n)),
+            );
+        } else {
+            line.unresolved = true;
+        }
+    };
+    match hostlist::expand(nodes) {
+        Ok(names) => names.iter().for_each(|n| resolve(n)),
+        Err(_) => line.unresolved = true,
+    }
+    line
 }
 
 /// Reads gres.conf; relative `Include`s are resolved against slurm.conf's directory, as

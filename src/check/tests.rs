@@ -64,7 +64,7 @@ fn plugin_rules_are_reported_with_their_line() {
     let cases = [
         (
             "topology/typo.toml",
-            "typo.toml:3: error: unknown field `prefer_degrade`, expected one of `segment_placement`, `multi_rack`, `prefer_degraded`, `prefer_same_group`, `log_decisions`, `end_time`, `end_time_hours_per_tray`",
+            "typo.toml:3: error: unknown field `prefer_degrade`, expected one of `segment_placement`, `multi_rack`, `prefer_degraded`, `prefer_same_group`, `log_decisions`, `end_time`, `end_time_hours_per_tray`, `flat_partitions`",
         ),
         (
             "topology/two-racks.toml",
@@ -176,6 +176,60 @@ fn policy_knobs_without_effect() {
             format!("{F}/topology/policy-groups.toml:3: warning: prefer_same_group = true has no effect: no two racks share a group"),
         ]
     );
+}
+
+/// `[policy] flat_partitions` against slurm.conf's partitions, and the summary naming them.
+#[test]
+fn flat_partitions_against_slurm_conf() {
+    let report = run("topology/flat.toml", "good/slurm.conf");
+    let t = format!("{F}/topology/flat.toml");
+    assert_eq!(
+        lines(&report),
+        [
+            format!("{t}:6: warning: flat partition cpu (PartitionName= at {F}/good/slurm.conf:15) has no rack node; Slurm's generic selection places its jobs anyway"),
+            format!("{t}:7: error: flat partition Admin: no PartitionName=Admin in slurm.conf (partition names are case-sensitive), so no job gets flat placement"),
+        ]
+    );
+    assert_eq!(report.exit_code(), 1);
+    assert_eq!(
+        report.summary(),
+        format!("{t}: 4 racks, 72 trays, flat partitions gpu, cpu, Admin: 1 error, 1 warning")
+    );
+}
+
+/// Partition nodes as slurmctld resolves them: the DEFAULT's `Nodes=`, `ALL`, node sets of
+/// nodes; a node set by feature leaves the partition unresolved (no warning then).
+#[test]
+fn partition_nodes_follow_slurm_conf() {
+    let dir = crate::testkit::temp_dir("check-parts");
+    let conf = dir.join("slurm.conf");
+    std::fs::write(
+        &conf,
+        "NodeName=gb[001-002] Gres=gpu:4\nNodeName=cpu01\nNodeSet=racked Nodes=gb[001-002]\n\
+         NodeSet=fast Feature=fast\nPartitionName=DEFAULT Nodes=cpu01\nPartitionName=a\n\
+         PartitionName=b Nodes=ALL\nPartitionName=c Nodes=racked,cpu01\nPartitionName=d Nodes=fast\n",
+    )
+    .unwrap();
+    let slurm = read_slurm_conf(&conf);
+    let parts: Vec<(&str, Vec<&str>, bool)> = slurm
+        .partitions
+        .iter()
+        .map(|p| {
+            let nodes = p.nodes.iter().map(String::as_str).collect();
+            (p.name.as_str(), nodes, p.unresolved)
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("a", vec!["cpu01"], false),
+            ("b", vec!["gb001", "gb002", "cpu01"], false),
+            ("c", vec!["gb001", "gb002", "cpu01"], false),
+            ("d", vec![], true),
+        ]
+    );
+    assert_eq!(slurm.partitions[1].loc.line, 7);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Everything slurm.conf and gres.conf can get wrong at once (checks 2, 5, 6, 8 and the

@@ -179,7 +179,8 @@ pub fn describe_changes(old: &Config, new: &Config) -> Vec<String> {
 
 /// `field old -> new` for every policy field that differs, in file order.
 fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
-    let fields: [(&str, String, String); 7] = [
+    let list = |names: &[String]| format!("[{}]", names.join(", "));
+    let fields: [(&str, String, String); 8] = [
         (
             "segment_placement",
             a.segment_placement.as_str().into(),
@@ -214,6 +215,11 @@ fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
             "end_time_hours_per_tray",
             a.end_time_hours_per_tray.to_string(),
             b.end_time_hours_per_tray.to_string(),
+        ),
+        (
+            "flat_partitions",
+            list(&a.flat_partitions),
+            list(&b.flat_partitions),
         ),
     ];
     fields
@@ -385,13 +391,15 @@ mod tests {
         new.policy.multi_rack = MultiRack::StartNow;
         new.policy.log_decisions = true;
         new.policy.end_time = EndTime::Align;
+        new.policy.flat_partitions = vec!["admin".into(), "debug".into()];
         assert_eq!(
             describe_changes(&lab(), &new),
             vec![
                 "trays_per_rack 20 -> 18",
                 "gpus_per_tray 4 -> 8",
                 "policy changed: multi_rack fewest-racks -> start-now, \
-                 log_decisions false -> true, end_time off -> align",
+                 log_decisions false -> true, end_time off -> align, \
+                 flat_partitions [] -> [admin, debug]",
             ]
         );
     }

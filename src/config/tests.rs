@@ -105,7 +105,7 @@ fn full_file_with_every_key() {
     let config = toml_ok(
         "trays_per_rack = 16\ngpus_per_tray = 8\n[policy]\nsegment_placement = \"consolidate\"\n\
          multi_rack = \"start-now\"\nprefer_degraded = false\nprefer_same_group = false\nlog_decisions = true\n\
-         end_time = \"align\"\nend_time_hours_per_tray = 6\n\
+         end_time = \"align\"\nend_time_hours_per_tray = 6\nflat_partitions = [\"admin\", \"debug\"]\n\
          [[rack]]\nname = \"a.b_c-1\"\nnodes = \"n[3,1], x\"\nclique = \"uuid:1\"\ngroup = \"row1\"\n",
     );
     assert_eq!((config.trays_per_rack, config.gpus_per_tray), (16, 8));
@@ -119,6 +119,7 @@ fn full_file_with_every_key() {
             log_decisions: true,
             end_time: EndTime::Align,
             end_time_hours_per_tray: 6,
+            flat_partitions: vec!["admin".into(), "debug".into()],
         }
     );
     assert_eq!(config.racks[0].nodes, ["n3", "n1", "x"]);
@@ -186,6 +187,47 @@ fn toml_multi_rack_balanced() {
     .unwrap();
     assert_eq!(cfg.policy.multi_rack, MultiRack::Balanced);
     assert_eq!(cfg.policy.multi_rack.as_str(), "balanced");
+}
+
+#[test]
+fn toml_flat_partitions() {
+    let config = toml_ok(&format!(
+        "[policy]\nflat_partitions = [\"admin\"]\n{ONE_RACK}"
+    ));
+    assert!(config.policy.is_flat("admin"));
+    assert!(!config.policy.is_flat("Admin") && !config.policy.is_flat("gpu"));
+    assert!(toml_ok(ONE_RACK).policy.flat_partitions.is_empty());
+    let field = Some("policy.flat_partitions");
+    let msg = toml_err(
+        &format!("[policy]\nflat_partitions = [\n  \"admin\",\n  \"\",\n]\n{ONE_RACK}"),
+        Some(4),
+        field,
+    );
+    assert!(msg.contains("empty"), "{msg}");
+    let msg = toml_err(
+        &format!("[policy]\nflat_partitions = [\"admin,debug\"]\n{ONE_RACK}"),
+        Some(2),
+        field,
+    );
+    assert!(msg.contains("`,`"), "{msg}");
+    toml_err(
+        &format!("[policy]\nflat_partitions = [\"ad min\"]\n{ONE_RACK}"),
+        Some(2),
+        field,
+    );
+    let msg = toml_err(
+        &format!("[policy]\nflat_partitions = [\"admin\",\n\"admin\"]\n{ONE_RACK}"),
+        Some(3),
+        field,
+    );
+    assert!(msg.contains("already listed at line 2"), "{msg}");
+    // Not a list of strings: the type error of the first read, with its line.
+    let msg = toml_err(
+        &format!("[policy]\n\nflat_partitions = \"admin\"\n{ONE_RACK}"),
+        Some(3),
+        None,
+    );
+    assert!(msg.contains("sequence") || msg.contains("array"), "{msg}");
 }
 
 #[test]
@@ -457,6 +499,7 @@ fn to_toml_round_trips() {
         log_decisions: true,
         end_time: EndTime::TieBreak,
         end_time_hours_per_tray: 3,
+        flat_partitions: vec!["admin".into(), "a\"b\\".into()],
     };
     // Order that compress would change, odd padding, and text needing escapes.
     config.racks[1].nodes = ["gb020", "gb019", "n9", "n10", "n08"]

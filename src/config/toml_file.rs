@@ -24,6 +24,20 @@ struct FileToml {
     rack: Vec<RackToml>,
 }
 
+/// A second, lenient read of the file for the lines of `[policy] flat_partitions` (`Policy`
+/// itself holds plain names; the first read already refused unknown keys).
+#[derive(Deserialize)]
+struct FlatSpans {
+    #[serde(default)]
+    policy: Option<FlatPolicySpans>,
+}
+
+#[derive(Deserialize)]
+struct FlatPolicySpans {
+    #[serde(default)]
+    flat_partitions: Vec<Spanned<String>>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RackToml {
@@ -72,6 +86,7 @@ pub fn parse_toml(text: &str, file: &Path) -> Result<Config, ConfigError> {
         MAX_GPUS_PER_TRAY,
         "gpus_per_tray",
     )?;
+    check_flat_partitions(text, file)?;
     if parsed.rack.is_empty() {
         return Err(ConfigError::new(file, None, None, "no [[rack]] defined"));
     }
@@ -106,4 +121,37 @@ pub fn parse_toml(text: &str, file: &Path) -> Result<Config, ConfigError> {
         policy: parsed.policy,
         source: file.to_path_buf(),
     })
+}
+
+/// `[policy] flat_partitions`: names as slurm.conf's `PartitionName=` and `sbatch -p` can spell
+/// them (not empty; no blank, `,` or `=`, which would split them), each listed once.
+fn check_flat_partitions(text: &str, file: &Path) -> Result<(), ConfigError> {
+    const FIELD: &str = "policy.flat_partitions";
+    let Ok(FlatSpans { policy: Some(p) }) = toml::from_str::<FlatSpans>(text) else {
+        return Ok(());
+    };
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for name in &p.flat_partitions {
+        let line = line_of(text, name.span().start);
+        let err = |msg: String| ConfigError::new(file, Some(line), Some(FIELD), msg);
+        let name = name.get_ref().as_str();
+        if name.is_empty() {
+            return Err(err("partition name is empty".into()));
+        }
+        if let Some(bad) = name
+            .chars()
+            .find(|c| c.is_whitespace() || matches!(c, ',' | '='))
+        {
+            return Err(err(format!(
+                "partition name `{name}` contains `{bad}`, which Slurm partition names cannot"
+            )));
+        }
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            return Err(err(format!(
+                "partition {name} is already listed at line {first}"
+            )));
+        }
+        seen.push((name, line));
+    }
+    Ok(())
 }

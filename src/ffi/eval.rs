@@ -58,6 +58,17 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(),
     let (Some(st), Some(job)) = (state::current(), job) else {
         return PluginError::check(te.choose_nodes());
     };
+    if let Some(part) = job.partition().filter(|p| st.topo.policy.is_flat(p)) {
+        // A flat partition (`[policy] flat_partitions`): Slurm's generic selection places the
+        // job, as with topology.yaml's `Topology=flat`: no rack rule, no `--segment` check,
+        // no NVLink pieces.
+        log::log!(
+            decision_level(&st),
+            "JobId={}: partition {part} is flat; Slurm's generic selection places it",
+            job.id()
+        );
+        return PluginError::check(te.choose_nodes());
+    }
     let req = job_request(call, te, job).0;
     let outside = |n: &usize| !st.topo.in_any_rack(*n);
     if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
@@ -280,6 +291,15 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     Err(restore::report(te, Failure::NoResources))
 }
 
+/// Decision lines are info with `[policy] log_decisions`, else debug.
+fn decision_level(st: &Loaded) -> log::Level {
+    if st.topo.policy.log_decisions {
+        log::Level::Info
+    } else {
+        log::Level::Debug
+    }
+}
+
 /// The decision line (info with `log_decisions`, else debug); describing the placement
 /// allocates, so only when the line is logged.
 fn log_decision(
@@ -290,11 +310,7 @@ fn log_decision(
     alternatives: &Plan<'_>,
     (i, alt): (usize, &Placement),
 ) {
-    let level = if st.topo.policy.log_decisions {
-        log::Level::Info
-    } else {
-        log::Level::Debug
-    };
+    let level = decision_level(st);
     if log::log_enabled!(level) {
         log::log!(
             level,

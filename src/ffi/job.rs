@@ -85,6 +85,27 @@ impl<'c> Job<'c> {
         unsafe { slurm::owned_str(self.record().comment) }
     }
 
+    /// The name of the partition this job is evaluated for (`part_ptr->name`). For a job
+    /// submitted to several partitions slurmctld points `part_ptr` at the one it tries before
+    /// each selection (`schedule()`, backfill, and submission's never-runnable test), so this
+    /// is the partition of this evaluation, not the job's list. None when there is no
+    /// partition record, or its magic number is not at this build's offset.
+    pub fn partition(self) -> Option<&'c str> {
+        let part = self.record().part_ptr;
+        if part.is_null() {
+            return None;
+        }
+        // SAFETY: a job's `part_ptr` is NULL or a record of slurmctld's `part_list`; the
+        // scheduler holds the partition read lock with the job lock, so it stays live and
+        // unwritten for `'c`. Only the magic number is read before it is trusted.
+        let part = unsafe { &*part };
+        if part.magic != b::PART_MAGIC {
+            return None;
+        }
+        // SAFETY: a partition's name is NULL or NUL-terminated, live like the record.
+        unsafe { slurm::borrowed_str(part.name) }
+    }
+
     pub fn details(self) -> Option<Details<'c>> {
         NonNull::new(self.record().details).map(|raw| Details {
             raw,

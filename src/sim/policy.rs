@@ -127,7 +127,11 @@ pub struct Placer {
 }
 
 enum Kind {
-    Nvl72 { topo: Topology, view: ClusterView },
+    /// Boxed: `Topology` is large (its policy, racks and indices), the other kinds are small.
+    Nvl72 {
+        topo: Box<Topology>,
+        view: ClusterView,
+    },
     Block(BlockConfig),
     Naive,
 }
@@ -158,7 +162,7 @@ impl Placer {
                     _ => {}
                 }
                 Kind::Nvl72 {
-                    topo: Topology::uniform(racks, trays, policy),
+                    topo: Box::new(Topology::uniform(racks, trays, policy)),
                     view: ClusterView::all_free(racks * trays),
                 }
             }
