@@ -296,6 +296,25 @@ impl Placer {
         }
     }
 
+    /// The fewest free trays a rack must have for this policy to put part of the job there
+    /// (the idle breakdown's test, [`super::idle`]): naive 1; otherwise the job itself when it
+    /// fits a rack, a segment, or for a larger job the share the last of its racks must hold
+    /// (nvl72: ⌈n/M⌉ racks, block: the next power of two of them; start-now 1).
+    pub fn rack_need(&self, ask: SimRequest) -> usize {
+        let m = self.trays;
+        let set = |racks: usize| ask.trays.saturating_sub(m * (racks - 1)).clamp(1, m);
+        match (ask.segment, &self.kind) {
+            (_, Kind::Naive) => 1,
+            (Some(s), _) => s.min(ask.trays).min(m),
+            (None, _) if ask.trays <= m => ask.trays,
+            (None, Kind::Block(_)) => set(ask.trays.div_ceil(m).next_power_of_two()),
+            (None, Kind::Nvl72 { topo, .. }) => match topo.policy.multi_rack {
+                MultiRack::StartNow => 1,
+                _ => set(ask.trays.div_ceil(m)),
+            },
+        }
+    }
+
     pub fn latency(&self) -> &Latency {
         &self.latency
     }

@@ -104,6 +104,12 @@ fn try_start(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<V
 
 /// Runs one pass and returns the jobs to start, in the order they were chosen.
 pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
+    run_pass_planned(pass, placer).0
+}
+
+/// [`run_pass`], and the head job's reserved trays (empty when nothing waits or the head has
+/// no reservation), for the idle breakdown.
+pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> (Vec<Start>, Vec<usize>) {
     let mut busy_until = vec![0; pass.free.len()];
     for r in pass.running {
         for &t in r.trays {
@@ -116,7 +122,7 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
     let mut queue = pass.queue.iter().copied();
     let head = loop {
         let Some(j) = queue.next() else {
-            return starts;
+            return (starts, Vec::new());
         };
         match try_start(placer, &free, &pass.jobs[j], pass.now) {
             Some(trays) => {
@@ -151,7 +157,7 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
             }
         }
     }
-    starts
+    (starts, reserved)
 }
 
 /// The head job's shadow time and reserved trays, or `None` if it cannot be placed even when
