@@ -603,7 +603,7 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         reports.len()
     );
     type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 20] = [
+    let metrics: [Metric; 21] = [
         ("occupancy while waiting %", 100.0, |p| {
             p["occupancy_while_waiting"].as_f64()
         }),
@@ -619,6 +619,10 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         ("idle: too few trays % of healthy", 100.0, |p| {
             idle_of(p, "too-few")
         }),
+        ("idle: other % of healthy", 100.0, |p| idle_of(p, "other")),
+        ("idle: rack set wait % of healthy", 100.0, |p| {
+            idle_of(p, "rack-set")
+        }),
         ("idle: failed trays % of healthy", 100.0, |p| {
             idle_of(p, "failed")
         }),
@@ -628,7 +632,6 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         ("idle: remainders % of healthy", 100.0, |p| {
             idle_of(p, "remainder")
         }),
-        ("idle: other % of healthy", 100.0, |p| idle_of(p, "other")),
         ("small jobs in one rack %", 100.0, |p| {
             p["small_jobs_in_one_rack"]["share"].as_f64()
         }),

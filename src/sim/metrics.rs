@@ -19,8 +19,9 @@
 //! - **Idle GPUs by cause** ([`super::idle`]): right after every scheduling pass while a job
 //!   waits, each free healthy tray gets exactly one cause, the first that applies below; the
 //!   time averages add up to *idle GPUs while waiting* (free healthy GPUs, averaged over the
-//!   waiting time). Inputs: the *waiting jobs* W, the queue in priority order after the pass,
-//!   at most 1 + `bf_depth` of them (those backfill looked at), the head H first; each job's
+//!   waiting time). Inputs: the *waiting jobs* W, the jobs the last pass looked at (FIFO up
+//!   to the head, then `bf_depth` more) that still wait, in priority order, the head H first
+//!   (no pass, as with nothing free: W is empty); each job's
 //!   size n and *rack need* h, the fewest free trays a rack must have for the policy to put
 //!   part of the job there (naive: 1; a job of n ≤ M = 18 trays: n; `--segment=s`: s; larger
 //!   unsegmented jobs: n − M(k − 1) with k = ⌈n/M⌉ racks for nvl72, the next power of two of

@@ -17,7 +17,7 @@ use super::idle::{self, Moment, Waiting};
 use super::job::{Job, Millis};
 use super::metrics::{PolicyReport, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
-use super::scheduler::{run_pass_planned, Pass, Running, Start};
+use super::scheduler::{run_pass_planned, Pass, Planned, Running, Start};
 use crate::config::Policy;
 
 /// Everything about a run except the workload and the policy.
@@ -119,6 +119,8 @@ struct Sim<'a> {
     progress_at: Millis,
     /// The head job's reserved trays at the last pass (the idle breakdown's `reserved`).
     reserved: Vec<usize>,
+    /// The jobs the last pass looked at, in priority order (the idle breakdown's W).
+    looked_at: Vec<usize>,
     rec: Recorder,
 }
 
@@ -199,6 +201,7 @@ impl<'a> Sim<'a> {
             held: 0,
             progress_at: 0,
             reserved: Vec::new(),
+            looked_at: Vec::new(),
             rec: Recorder::new(
                 jobs.len(),
                 jobs.last().map_or(0, |j| j.submit),
@@ -335,6 +338,7 @@ impl<'a> Sim<'a> {
 
     fn schedule(&mut self, now: Millis) {
         self.reserved.clear();
+        self.looked_at.clear();
         if self.queue.is_empty() || self.cluster.free_count() == 0 {
             return;
         }
@@ -348,7 +352,11 @@ impl<'a> Sim<'a> {
             })
             .collect();
         running.sort_by_key(|r| r.expected_end); // stable: ties stay in job order
-        let (starts, reserved) = run_pass_planned(
+        let Planned {
+            starts,
+            reserved,
+            looked_at,
+        } = run_pass_planned(
             &Pass {
                 now,
                 jobs: self.jobs,
@@ -360,6 +368,7 @@ impl<'a> Sim<'a> {
             &mut self.placer,
         );
         self.reserved = reserved;
+        self.looked_at = queue[..looked_at].to_vec();
         for s in starts {
             self.start(now, s);
         }
@@ -405,9 +414,9 @@ impl<'a> Sim<'a> {
             return idle::Idle::default();
         }
         let waiting: Vec<Waiting> = self
-            .queue
+            .looked_at
             .iter()
-            .take(1 + self.cfg.bf_depth)
+            .filter(|j| self.queue.contains(j))
             .map(|&j| {
                 let job = &self.jobs[j];
                 let ask = super::policy::SimRequest::of(job);
