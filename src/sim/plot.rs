@@ -20,6 +20,7 @@ fn color(k: PolicyKind) -> &'static str {
         PolicyKind::Nvl72StartNow => "#9467bd",
         PolicyKind::Nvl72EndTie => "#2ca02c",
         PolicyKind::Nvl72EndAlign => "#ff7f0e",
+        PolicyKind::Nvl72Spill => "#17becf",
     }
 }
 
