@@ -391,8 +391,7 @@ pub fn render(st: &Status) -> String {
         "rack", "trays"
     );
     for r in &st.racks {
-        let _ = writeln!(
-            out,
+        let row = format!(
             "{:<name$}  {:<width$}  {:>4}  {:>7}  {:>21}  {:>4}  {:>4}  {:>5}  {:>13}  {}",
             r.name,
             r.map,
@@ -405,6 +404,7 @@ pub fn render(st: &Status) -> String {
             r.stranded_gpus,
             r.stranded_cause.map_or("", |c| c.name())
         );
+        let _ = writeln!(out, "{}", row.trim_end());
     }
     let _ = writeln!(
         out,

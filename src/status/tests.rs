@@ -101,6 +101,7 @@ fn stranded_gpus_and_jobs_waiting_for_topology() {
     assert!(prometheus(&st)
         .contains("nvl72_rack_stranded_gpus{rack=\"rack2\",cause=\"whole-rack\"} 8\n"));
     assert!(text.contains("rack2    BBBBBBBBBBBBBBBB.."), "{text}");
+    assert!(text.lines().all(|l| l == l.trim_end()), "{text}");
 }
 
 #[test]
