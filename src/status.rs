@@ -1,7 +1,8 @@
 //! `nvl72 status`: what an admin looks at before the logs. One row per rack with a character
 //! per tray, the largest job that can start now (per rack and cluster-wide, plain and with
-//! `--segment` 4/8/16), the free GPUs that no waiting job can use, and the jobs that wait for
-//! topology rather than for trays.
+//! `--segment` 4/8/16), the free GPUs that no waiting job can use and why (the simulator's
+//! idle causes, [`crate::sim::idle::Cause`]), and the jobs that wait for topology rather than
+//! for trays.
 //!
 //! The figures come from the engine itself ([`crate::placement`]) on the racks of the
 //! plugin's own configuration, so "can start now" means what the plugin would do. The live
@@ -17,6 +18,7 @@ use crate::config::Config;
 use crate::demand::Demand;
 use crate::model::{ClusterView, Topology, Tray};
 use crate::placement::{self, JobRequest};
+use crate::sim::idle::Cause;
 
 pub mod gather;
 #[cfg(test)]
@@ -72,6 +74,9 @@ pub struct RackRow {
     pub largest: Vec<usize>,
     /// Free healthy GPUs here that no waiting job can use.
     pub stranded_gpus: usize,
+    /// Why, when `stranded_gpus` > 0 ([`stranded_cause`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stranded_cause: Option<Cause>,
 }
 
 /// Everything `nvl72 status` shows.
@@ -121,6 +126,7 @@ pub fn compute(config: &Config, live: &Live) -> Status {
     };
     let legend = job_letters(live);
     let usable = usable_racks(&topo, &view, &live.pending);
+    let waiting: Vec<&PendingJob> = live.pending.iter().filter(|j| waits_for_trays(j)).collect();
     let gpus = config.gpus_per_tray as usize;
     let racks: Vec<RackRow> = topo
         .racks
@@ -148,6 +154,8 @@ pub fn compute(config: &Config, live: &Live) -> Status {
                     .map(|&s| free.checked_div(s).map_or(free, |k| k * s))
                     .collect(),
                 stranded_gpus: if usable[d] { 0 } else { free * gpus },
+                stranded_cause: (!usable[d] && free > 0)
+                    .then(|| stranded_cause(&topo, &view, &waiting, d)),
             }
         })
         .collect();
@@ -240,6 +248,89 @@ fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> 
     usable
 }
 
+/// The fewest free trays a rack must have for the engine to put part of the job there: the
+/// job when it fits a rack, a segment, or for a larger job the share the last of its
+/// ⌈n/M⌉ racks must hold (1 with `multi_rack = "start-now"`).
+fn rack_need(topo: &Topology, req: &JobRequest) -> usize {
+    let m = topo.max_rack_size().max(1);
+    let n = req.trays_needed(topo);
+    match req.segment {
+        Some(s) => s.min(n).min(m),
+        None if n <= m => n,
+        None if topo.policy.multi_rack == crate::config::MultiRack::StartNow => 1,
+        None => n.saturating_sub(m * (n.div_ceil(m) - 1)).clamp(1, m),
+    }
+}
+
+/// Why rack `rack`'s free trays are of no use to the jobs `waiting` (for trays, in
+/// `scontrol`'s order; the head is the first with reason `Resources`, else the first): the
+/// simulator's causes in its order ([`crate::sim::metrics`]), with the engine as the judge of
+/// `failed`. `too-few`: no waiting job's trays fit the free trays of the whole cluster.
+/// `other` (a job of one piece) and `rack-set` (of several segments or racks): some job that
+/// fits by count needs no more free trays in a rack than this one has, yet the engine's plans
+/// leave the rack out. `failed`: the engine would place some waiting
+/// job on this rack if its unavailable trays were free. `whole-rack`: the head has no
+/// `--segment` and needs a rack or more. `remainder`: otherwise.
+fn stranded_cause(
+    topo: &Topology,
+    view: &ClusterView,
+    waiting: &[&PendingJob],
+    rack: usize,
+) -> Cause {
+    let free_all = view.trays.iter().filter(|t| t.offered).count();
+    let reqs: Vec<JobRequest> = waiting.iter().map(|j| request(j)).collect();
+    if !reqs.iter().any(|r| r.trays_needed(topo) <= free_all) {
+        return Cause::TooFew;
+    }
+    let head = waiting
+        .iter()
+        .position(|j| j.reason == "Resources")
+        .unwrap_or(0);
+    let whole =
+        |i: usize| reqs[i].segment.is_none() && reqs[i].trays_needed(topo) >= topo.max_rack_size();
+    let nodes = &topo.racks[rack].nodes;
+    let free = nodes.iter().filter(|&&n| view.tray(n).offered).count();
+    let m = topo.max_rack_size();
+    let several = |r: &JobRequest| match r.segment {
+        Some(s) => r.min_nodes > s,
+        None => r.trays_needed(topo) > m,
+    };
+    let fits_here = |pieces: bool| {
+        reqs.iter().enumerate().any(|(i, r)| {
+            r.trays_needed(topo) <= free_all
+                && !(i == head && whole(i))
+                && several(r) == pieces
+                && rack_need(topo, r) <= free
+        })
+    };
+    if fits_here(false) {
+        return Cause::Other;
+    }
+    if fits_here(true) {
+        return Cause::RackSet;
+    }
+    let mut healed = view.clone();
+    let mut any_down = false;
+    for &n in nodes {
+        if view.tray(n).unavailable {
+            healed.trays[n] = Tray::free(topo.full_tray);
+            any_down = true;
+        }
+    }
+    let uses_rack = |req: &JobRequest| {
+        placement::plan(topo, &healed, req).is_ok_and(|plan| {
+            (0..plan.len()).any(|i| plan.placement(i).pieces.iter().any(|p| p.rack == rack))
+        })
+    };
+    if any_down && reqs.iter().any(uses_rack) {
+        Cause::Failed
+    } else if whole(head) {
+        Cause::WholeRack
+    } else {
+        Cause::Remainder
+    }
+}
+
 /// Waiting jobs for which enough healthy trays are free in total, but the engine finds no
 /// placement: they wait for the racks, not for capacity.
 fn waiting_for_topology(
@@ -296,13 +387,12 @@ pub fn render(st: &Status) -> String {
         .max(7);
     let _ = writeln!(
         out,
-        "{:<name$}  {:<width$}  free  unavail  largest job now: -N  seg4  seg8  seg16  stranded GPUs",
+        "{:<name$}  {:<width$}  free  unavail  largest job now: -N  seg4  seg8  seg16  stranded GPUs  why",
         "rack", "trays"
     );
     for r in &st.racks {
-        let _ = writeln!(
-            out,
-            "{:<name$}  {:<width$}  {:>4}  {:>7}  {:>21}  {:>4}  {:>4}  {:>5}  {:>13}",
+        let row = format!(
+            "{:<name$}  {:<width$}  {:>4}  {:>7}  {:>21}  {:>4}  {:>4}  {:>5}  {:>13}  {}",
             r.name,
             r.map,
             r.free,
@@ -311,8 +401,10 @@ pub fn render(st: &Status) -> String {
             r.largest[1],
             r.largest[2],
             r.largest[3],
-            r.stranded_gpus
+            r.stranded_gpus,
+            r.stranded_cause.map_or("", |c| c.name())
         );
+        let _ = writeln!(out, "{}", row.trim_end());
     }
     let _ = writeln!(
         out,
@@ -336,6 +428,14 @@ pub fn render(st: &Status) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    let causes: Vec<String> = crate::sim::idle::CAUSES
+        .iter()
+        .filter(|&&c| st.racks.iter().any(|r| r.stranded_cause == Some(c)))
+        .map(|c| format!("{} = {}", c.name(), c.describe()))
+        .collect();
+    if !causes.is_empty() {
+        let _ = writeln!(out, "why stranded: {}", causes.join("; "));
+    }
     if st.waiting_for_topology.is_empty() {
         let _ = writeln!(out, "no job waits for topology");
     } else {
@@ -421,6 +521,20 @@ pub fn prometheus(st: &Status) -> String {
         "stranded_gpus",
         "Free healthy GPUs that no waiting job can use.",
         vec![(String::new(), st.stranded_gpus)],
+    );
+    metric(
+        "rack_stranded_gpus",
+        "Free healthy GPUs per rack that no waiting job can use, by cause (nvl72 simulate's idle causes).",
+        st.racks
+            .iter()
+            .filter_map(|r| {
+                let cause = r.stranded_cause?;
+                Some((
+                    format!("{{{},cause=\"{}\"}}", rack(r), cause.name()),
+                    r.stranded_gpus,
+                ))
+            })
+            .collect(),
     );
     metric(
         "jobs_waiting_for_topology",

@@ -131,6 +131,57 @@ fn status_shows_racks_jobs_drained_trays_and_jobs_waiting_for_topology() {
     assert!(table.contains(&format!("JobId={waiting} -N 18")), "{table}");
 }
 
+/// `nvl72 status` says why each rack's free trays are stranded, in the simulator's causes.
+///
+/// rack1: gb[001-008] busy, 10 free; rack2 and rack3 full; rack4: gb060 drained, 17 free.
+/// `-N 18` waits: rack4 would be whole if its drained tray were healthy (`failed`), rack1 is
+/// eight trays short of a whole rack (`whole-rack`). Then `-N 30` instead: 27 trays are free
+/// in all, too few for it wherever they are (`too-few`).
+#[test]
+fn status_says_why_each_racks_free_trays_are_stranded() {
+    let (lab, _g) = Lab::claim();
+    lab.drain("gb060");
+    lab.occupy("gb[001-008]");
+    lab.occupy("gb[019-036]");
+    lab.occupy("gb[037-054]");
+    let full_rack = lab.submit(&["-N", "18", "--exclusive"]);
+    lab.assert_stays_pending(full_rack);
+    use serde_json::json;
+    let causes = |lab: &Lab| -> Vec<Value> {
+        let out = lab.run(&["nvl72", "status", "--json"]);
+        let st: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        (0..4)
+            .map(|i| st["racks"][i]["stranded_cause"].clone())
+            .collect()
+    };
+    assert_eq!(
+        causes(lab),
+        [
+            json!("whole-rack"),
+            Value::Null,
+            Value::Null,
+            json!("failed")
+        ],
+        "{}",
+        lab.diagnostics()
+    );
+    let table = lab.run(&["nvl72", "status"]);
+    assert!(table.contains("68  failed\n"), "{table}");
+    assert!(
+        table.contains("why stranded: failed = racks short of failed trays; whole-rack ="),
+        "{table}"
+    );
+    lab.run(&["scancel", &full_rack.to_string()]);
+    let too_big = lab.submit(&["-N", "30", "--exclusive"]);
+    lab.assert_stays_pending(too_big);
+    assert_eq!(
+        causes(lab),
+        [json!("too-few"), Value::Null, Value::Null, json!("too-few")],
+        "{}",
+        lab.diagnostics()
+    );
+}
+
 /// `nvl72 check` with the lab's own slurm.conf, gres.conf and topology.toml: clean. Then two
 /// broken copies of topology.toml: a tray in two racks (the plugin's own rule, reported with
 /// the plugin's `file:line: field: message`) and a rack of trays slurm.conf does not define

@@ -603,7 +603,7 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         reports.len()
     );
     type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 16] = [
+    let metrics: [Metric; 23] = [
         ("occupancy while waiting %", 100.0, |p| {
             p["occupancy_while_waiting"].as_f64()
         }),
@@ -612,6 +612,25 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         }),
         ("stranded % of healthy GPUs", 100.0, |p| {
             p["stranded_share"].as_f64()
+        }),
+        ("idle: reserved % of healthy", 100.0, |p| {
+            idle_of(p, "reserved")
+        }),
+        ("idle: too few trays % of healthy", 100.0, |p| {
+            idle_of(p, "too-few")
+        }),
+        ("idle: other % of healthy", 100.0, |p| idle_of(p, "other")),
+        ("idle: rack set wait % of healthy", 100.0, |p| {
+            idle_of(p, "rack-set")
+        }),
+        ("idle: failed trays % of healthy", 100.0, |p| {
+            idle_of(p, "failed")
+        }),
+        ("idle: whole-rack wait % of healthy", 100.0, |p| {
+            idle_of(p, "whole-rack")
+        }),
+        ("idle: remainders % of healthy", 100.0, |p| {
+            idle_of(p, "remainder")
         }),
         ("small jobs in one rack %", 100.0, |p| {
             p["small_jobs_in_one_rack"]["share"].as_f64()
@@ -693,6 +712,15 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         println!("| {name} | {} |", cells.join(" | "));
     }
     Ok(())
+}
+
+/// One cause's share of the healthy GPUs in `idle_by_cause`.
+fn idle_of(p: &serde_json::Value, cause: &str) -> Option<f64> {
+    p["idle_by_cause"]
+        .as_array()?
+        .iter()
+        .find(|c| c["cause"] == cause)
+        .and_then(|c| c["share"].as_f64())
 }
 
 fn wait_of(p: &serde_json::Value, class: &str, key: &str) -> Option<f64> {

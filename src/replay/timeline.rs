@@ -252,6 +252,7 @@ impl State {
                 Some(h) if jobs[h].trays <= free => free,
                 _ => 0,
             },
+            idle: None,
         }
     }
 }

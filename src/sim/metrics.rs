@@ -16,6 +16,36 @@
 //!   every free healthy GPU counts as stranded until the next event: there is capacity, but
 //!   in the wrong shape. Reported as a time average over the waiting time, and as a share of
 //!   the healthy GPUs. The topology-naive policy strands nothing by construction.
+//! - **Idle GPUs by cause** ([`super::idle`]): right after every scheduling pass while a job
+//!   waits, each free healthy tray gets exactly one cause, the first that applies below; the
+//!   time averages add up to *idle GPUs while waiting* (free healthy GPUs, averaged over the
+//!   waiting time). Inputs: the *waiting jobs* W, the jobs the last pass looked at (FIFO up
+//!   to the head, then `bf_depth` more) that still wait, in priority order, the head H first
+//!   (no pass, as with nothing free: W is empty); each job's
+//!   size n and *rack need* h, the fewest free trays a rack must have for the policy to put
+//!   part of the job there (naive: 1; a job of n ≤ M = 18 trays: n; `--segment=s`: s; larger
+//!   unsegmented jobs: n − M(k − 1) with k = ⌈n/M⌉ racks for nvl72, the next power of two of
+//!   ⌈n/M⌉ for block, 1 for nvl72-start-now); a job is *whole* when it has no `--segment` and
+//!   n ≥ M, of *several pieces* when it has several segments (n > s) or no segment and
+//!   n > M. F' = free trays outside the reservation; C = the jobs of W with n ≤ F' (H only if
+//!   it is not whole). Causes 3-7 are decided per rack, with f = its free trays outside the
+//!   reservation and u = its unavailable trays.
+//!   1. `reserved`: the tray is in the head's reservation (the trays the scheduler plans to
+//!      give it at its shadow time).
+//!   2. `too-few`: no job of W has n ≤ F': no waiting job fits the free trays even ignoring
+//!      racks (W empty included). Applies to every non-reserved free tray at once.
+//!   3. `other`: a job of C of one piece has h ≤ f: a job that fits one rack would fit this
+//!      one, yet did not start (the policy's own rule, e.g. block's for GPU-sized jobs).
+//!   4. `rack-set`: a job of C of several pieces has h ≤ f: the rack could hold a piece of
+//!      it, and the job waits for enough such racks.
+//!   5. `failed`: some job of W has f < h ≤ f + u: healthy, the unavailable trays would make
+//!      the rack fit it.
+//!   6. `whole-rack`: H is whole: it waits for a whole rack (n = 18) or its rack set, and
+//!      no other waiting job fits these trays.
+//!   7. `remainder`: otherwise: fewer free trays than any waiting job needs in a rack.
+//!
+//!   The naive policy has only `reserved` and `too-few` (every tray is of use to it), so its
+//!   breakdown is the baseline of what any scheduler leaves idle.
 //! - **Small jobs in one rack**: placements of jobs without `--segment` that fit a rack
 //!   (`<= 18` trays) whose trays all lie in one rack. Every start counts, restarts included.
 //! - **GPU-sized jobs in one rack**: the same, for the jobs sized by GPUs (`--gpus`, no `-N`).
@@ -32,6 +62,7 @@
 
 use serde::Serialize;
 
+use super::idle::{Cause, Idle, CAUSES};
 use super::job::{class_of, hours, Job, Millis, CLASSES};
 use super::latency::LatencySummary;
 use super::policy::PolicyKind;
@@ -44,6 +75,9 @@ pub struct Snapshot {
     pub queued: usize,
     /// Free healthy trays counted as stranded (see the module docs).
     pub stranded: usize,
+    /// The free healthy trays by cause, when the source knows them (the simulator; not a
+    /// replay of a real slurmctld).
+    pub idle: Option<Idle>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -93,6 +127,16 @@ pub struct SeriesPoint {
     pub queued: f64,
 }
 
+/// One cause's part of the idle GPUs while jobs wait.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IdleCause {
+    pub cause: Cause,
+    /// Time average over the waiting time, GPUs.
+    pub gpus: f64,
+    /// Share of the healthy GPUs (the same denominator as `stranded_share`).
+    pub share: f64,
+}
+
 /// Everything measured for one policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyReport {
@@ -121,6 +165,9 @@ pub struct PolicyReport {
     pub idle_gpus_while_waiting: Option<f64>,
     pub stranded_gpus: Option<f64>,
     pub stranded_share: Option<f64>,
+    /// `idle_gpus_while_waiting` split by cause (module docs); the parts add up to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_by_cause: Option<Vec<IdleCause>>,
     pub small_jobs_in_one_rack: Share,
     /// The same for jobs sized by GPUs (`--gpus`, no `-N`), a subset of the small jobs.
     pub gpu_sized_in_one_rack: Share,
@@ -152,6 +199,8 @@ pub struct Recorder {
     busy_waiting: u128,
     healthy_waiting: u128,
     stranded_waiting: u128,
+    /// Per cause (`CAUSES` order), once a snapshot carried a breakdown.
+    idle_waiting: Option<[u128; 7]>,
     busy_arrivals: u128,
     healthy_arrivals: u128,
     points: Vec<(Millis, Snapshot)>,
@@ -201,6 +250,7 @@ impl Recorder {
             busy_waiting: 0,
             healthy_waiting: 0,
             stranded_waiting: 0,
+            idle_waiting: None,
             busy_arrivals: 0,
             healthy_arrivals: 0,
             points: Vec::new(),
@@ -230,6 +280,12 @@ impl Recorder {
             self.busy_waiting += s.busy as u128 * dt;
             self.healthy_waiting += s.healthy as u128 * dt;
             self.stranded_waiting += s.stranded as u128 * dt;
+            if let Some(idle) = s.idle {
+                let sums = self.idle_waiting.get_or_insert([0; 7]);
+                for (sum, c) in sums.iter_mut().zip(CAUSES) {
+                    *sum += idle.get(c) as u128 * dt;
+                }
+            }
         }
         self.last = self.last.max(t);
     }
@@ -338,6 +394,20 @@ impl Recorder {
             ),
             stranded_gpus: ratio(self.stranded_waiting * gpus as u128, self.wait_in_window),
             stranded_share: ratio(self.stranded_waiting, self.healthy_waiting),
+            idle_by_cause: self.idle_waiting.and_then(|sums| {
+                let (window, healthy) = (self.wait_in_window, self.healthy_waiting);
+                (window > 0 && healthy > 0).then(|| {
+                    CAUSES
+                        .iter()
+                        .zip(sums)
+                        .map(|(&cause, sum)| IdleCause {
+                            cause,
+                            gpus: (sum * gpus as u128) as f64 / window as f64,
+                            share: sum as f64 / healthy as f64,
+                        })
+                        .collect()
+                })
+            }),
             small_jobs_in_one_rack: self.small_in_rack,
             gpu_sized_in_one_rack: self.gpu_sized_in_rack,
             segments_in_one_rack: self.segments_in_rack,
@@ -429,6 +499,7 @@ mod tests {
             healthy: 10,
             queued,
             stranded: 0,
+            idle: None,
         }
     }
 

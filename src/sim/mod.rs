@@ -17,6 +17,7 @@
 //! | [`scheduler`] | One pass: priority FIFO plus EASY backfill |
 //! | [`simulation`] | The discrete-event loop |
 //! | [`metrics`] | What is measured, and its definitions |
+//! | [`idle`] | Where the idle GPUs go: each free tray's cause while jobs wait |
 //! | [`latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`analytic`] | The segment-size capacity formula and its check |
@@ -28,6 +29,7 @@ pub mod bench;
 pub mod block;
 pub mod cluster;
 pub mod failures;
+pub mod idle;
 pub mod job;
 pub mod latency;
 pub mod metrics;

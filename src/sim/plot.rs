@@ -21,6 +21,7 @@ fn color(k: PolicyKind) -> &'static str {
         PolicyKind::Nvl72Balanced => "#8c564b",
         PolicyKind::Nvl72EndTie => "#2ca02c",
         PolicyKind::Nvl72EndAlign => "#ff7f0e",
+        PolicyKind::Nvl72Spill => "#17becf",
     }
 }
 

@@ -8,6 +8,9 @@
 //! - `nvl72-start-now` (not run by default): the engine with `multi_rack = "start-now"`, so
 //!   the cost of waiting for the fewest racks can be measured in the same run.
 //! - `nvl72-balanced` (not run by default): the engine with `multi_rack = "balanced"`.
+//! - `nvl72-spill` (not run by default): a what-if aimed at the idle breakdown's `rack-set`
+//!   and `whole-rack` trays: a job larger than a rack that finds no ⌈n/M⌉ racks starts now
+//!   on ⌈n/M⌉ + 1 racks when start-now's plan needs no more.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -39,17 +42,22 @@ pub enum PolicyKind {
     /// The engine with `end_time = "align"`.
     #[serde(rename = "nvl72-end-align")]
     Nvl72EndAlign,
+    /// The engine, and for a job larger than a rack that must wait, start-now's plan when it
+    /// spans at most one rack more than the fewest.
+    #[serde(rename = "nvl72-spill")]
+    Nvl72Spill,
 }
 
 impl PolicyKind {
     /// The three policies the simulator compares by default.
     pub const ALL: [PolicyKind; 3] = [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive];
     /// The engine with one `[policy]` knob changed, for A/B runs.
-    pub const VARIANTS: [PolicyKind; 4] = [
+    pub const VARIANTS: [PolicyKind; 5] = [
         PolicyKind::Nvl72StartNow,
         PolicyKind::Nvl72Balanced,
         PolicyKind::Nvl72EndTie,
         PolicyKind::Nvl72EndAlign,
+        PolicyKind::Nvl72Spill,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +69,7 @@ impl PolicyKind {
             PolicyKind::Nvl72Balanced => "nvl72-balanced",
             PolicyKind::Nvl72EndTie => "nvl72-end-tie",
             PolicyKind::Nvl72EndAlign => "nvl72-end-align",
+            PolicyKind::Nvl72Spill => "nvl72-spill",
         }
     }
 }
@@ -82,7 +91,7 @@ impl FromStr for PolicyKind {
             .ok_or_else(|| {
                 format!(
                     "unknown policy `{s}` (expected nvl72, block, naive, nvl72-start-now, \
-                     nvl72-balanced, nvl72-end-tie or nvl72-end-align)"
+                     nvl72-balanced, nvl72-end-tie, nvl72-end-align or nvl72-spill)"
                 )
             })
     }
@@ -128,9 +137,11 @@ pub struct Placer {
 
 enum Kind {
     /// Boxed: `Topology` is large (its policy, racks and indices), the other kinds are small.
+    /// `spill`: the start-now topology `nvl72-spill` falls back to.
     Nvl72 {
         topo: Box<Topology>,
         view: ClusterView,
+        spill: Option<Box<Topology>>,
     },
     Block(BlockConfig),
     Naive,
@@ -152,7 +163,8 @@ impl Placer {
             | PolicyKind::Nvl72StartNow
             | PolicyKind::Nvl72Balanced
             | PolicyKind::Nvl72EndTie
-            | PolicyKind::Nvl72EndAlign => {
+            | PolicyKind::Nvl72EndAlign
+            | PolicyKind::Nvl72Spill => {
                 let mut policy = policy.clone();
                 match kind {
                     PolicyKind::Nvl72StartNow => policy.multi_rack = MultiRack::StartNow,
@@ -161,9 +173,17 @@ impl Placer {
                     PolicyKind::Nvl72EndAlign => policy.end_time = EndTime::Align,
                     _ => {}
                 }
+                let spill = (kind == PolicyKind::Nvl72Spill).then(|| {
+                    let now = Policy {
+                        multi_rack: MultiRack::StartNow,
+                        ..policy.clone()
+                    };
+                    Box::new(Topology::uniform(racks, trays, now))
+                });
                 Kind::Nvl72 {
                     topo: Box::new(Topology::uniform(racks, trays, policy)),
                     view: ClusterView::all_free(racks * trays),
+                    spill,
                 }
             }
             PolicyKind::Block => Kind::Block(BlockConfig::lab(racks, trays)),
@@ -280,7 +300,7 @@ impl Placer {
         };
         let trays = ask.trays;
         match &mut self.kind {
-            Kind::Nvl72 { topo, view, .. } => {
+            Kind::Nvl72 { topo, view, spill } => {
                 for (tray, &f) in view.trays.iter_mut().zip(free) {
                     *tray = Tray {
                         offered: f,
@@ -290,9 +310,21 @@ impl Placer {
                 }
                 // The best choice; within a flexible set Slurm takes the first trays that
                 // hold the job (exclusive 4-GPU trays: exactly `trays` of them).
+                let per_rack = self.trays;
                 let best = latency.time(|| {
-                    let plan = placement::plan(topo, view, &req).ok()?;
-                    Some(plan.placement(0))
+                    let first = |topo: &Topology| {
+                        let plan = placement::plan(topo, view, &req).ok()?;
+                        Some(plan.placement(0))
+                    };
+                    first(topo).or_else(|| {
+                        let fewest = trays.div_ceil(per_rack);
+                        let spill = spill.as_ref().filter(|_| trays > per_rack)?;
+                        first(spill).filter(|p| {
+                            let racks: std::collections::BTreeSet<usize> =
+                                p.pieces.iter().map(|piece| piece.rack).collect();
+                            racks.len() <= fewest + 1
+                        })
+                    })
                 })?;
                 let mut nodes = best.nodes;
                 nodes.truncate(trays);
@@ -305,6 +337,26 @@ impl Placer {
                 latency.time(|| block::evaluate(cfg, free, trays, ask.segment).ok())
             }
             Kind::Naive => latency.time(|| first_fit(free, trays)),
+        }
+    }
+
+    /// The fewest free trays a rack must have for this policy to put part of the job there
+    /// (the idle breakdown's test, [`super::idle`]): naive 1; otherwise the job itself when it
+    /// fits a rack, a segment, or for a larger job the share the last of its racks must hold
+    /// (nvl72: ⌈n/M⌉ racks, block: the next power of two of them; start-now 1).
+    pub fn rack_need(&self, ask: SimRequest) -> usize {
+        let m = self.trays;
+        let set = |racks: usize| ask.trays.saturating_sub(m * (racks - 1)).clamp(1, m);
+        match (ask.segment, &self.kind) {
+            (_, Kind::Naive) => 1,
+            (Some(s), _) => s.min(ask.trays).min(m),
+            (None, _) if ask.trays <= m => ask.trays,
+            (None, Kind::Block(_)) => set(ask.trays.div_ceil(m).next_power_of_two()),
+            (None, Kind::Nvl72 { topo, spill, .. }) => match topo.policy.multi_rack {
+                MultiRack::StartNow => 1,
+                _ if spill.is_some() => set(ask.trays.div_ceil(m) + 1),
+                _ => set(ask.trays.div_ceil(m)),
+            },
         }
     }
 
@@ -403,6 +455,32 @@ mod tests {
         assert_eq!(
             now.place(&free, SimRequest::nodes(8, Some(4))),
             engine.place(&free, SimRequest::nodes(8, Some(4)))
+        );
+    }
+
+    #[test]
+    fn spill_takes_one_rack_more_than_the_fewest_and_no_more() {
+        // 12 free trays in every rack: 36 trays find no two racks, but three.
+        let mut free = vec![true; 72];
+        for r in 0..4 {
+            free[r * 18..r * 18 + 6].fill(false);
+        }
+        let mut engine = placer(PolicyKind::Nvl72, 4);
+        assert_eq!(engine.place(&free, SimRequest::nodes(36, None)), None);
+        let mut spill = placer(PolicyKind::Nvl72Spill, 4);
+        let nodes = spill.place(&free, SimRequest::nodes(36, None)).unwrap();
+        let mut racks: Vec<usize> = nodes.iter().map(|n| n / 18).collect();
+        racks.dedup();
+        assert_eq!((nodes.len(), racks.len()), (36, 3));
+        // 10 free in every rack: start-now would need all four racks, so spill waits too.
+        for r in 0..4 {
+            free[r * 18 + 6..r * 18 + 8].fill(false);
+        }
+        assert_eq!(spill.place(&free, SimRequest::nodes(36, None)), None);
+        // Jobs that fit a rack are the engine's.
+        assert_eq!(
+            spill.place(&free, SimRequest::nodes(9, None)),
+            engine.place(&free, SimRequest::nodes(9, None))
         );
     }
 

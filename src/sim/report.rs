@@ -81,6 +81,20 @@ impl RunReport {
         row("stranded GPUs (of healthy)", &|p| {
             format!("{} ({})", num(p.stranded_gpus), pct(p.stranded_share))
         });
+        if self.policies.iter().any(|p| p.idle_by_cause.is_some()) {
+            row("idle GPUs by cause (of healthy)", &|_| String::new());
+            for cause in super::idle::CAUSES {
+                row(&format!("  {}", cause.describe()), &|p| {
+                    p.idle_by_cause
+                        .iter()
+                        .flatten()
+                        .find(|c| c.cause == cause)
+                        .map_or("-".into(), |c| {
+                            format!("{:.1} ({})", c.gpus, pct(Some(c.share)))
+                        })
+                });
+            }
+        }
         row("small jobs in one rack", &|p| {
             share(&p.small_jobs_in_one_rack)
         });

@@ -104,6 +104,21 @@ fn try_start(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<V
 
 /// Runs one pass and returns the jobs to start, in the order they were chosen.
 pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
+    run_pass_planned(pass, placer).starts
+}
+
+/// What a pass did, for the idle breakdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub starts: Vec<Start>,
+    /// The head job's reserved trays (empty when nothing waits or it has no reservation).
+    pub reserved: Vec<usize>,
+    /// How many jobs at the front of the queue the pass looked at (started ones included).
+    pub looked_at: usize,
+}
+
+/// [`run_pass`], and what the idle breakdown needs to know about it.
+pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
     let mut busy_until = vec![0; pass.free.len()];
     for r in pass.running {
         for &t in r.trays {
@@ -116,7 +131,11 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
     let mut queue = pass.queue.iter().copied();
     let head = loop {
         let Some(j) = queue.next() else {
-            return starts;
+            return Planned {
+                starts,
+                reserved: Vec::new(),
+                looked_at: pass.queue.len(),
+            };
         };
         match try_start(placer, &free, &pass.jobs[j], pass.now) {
             Some(trays) => {
@@ -126,6 +145,7 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
             None => break j,
         }
     };
+    let head_at = starts.len();
 
     let (shadow, reserved) =
         reserve(placer, &free, pass.running, &pass.jobs[head]).unwrap_or((Millis::MAX, Vec::new()));
@@ -151,7 +171,11 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
             }
         }
     }
-    starts
+    Planned {
+        looked_at: (head_at + 1 + pass.bf_depth).min(pass.queue.len()),
+        starts,
+        reserved,
+    }
 }
 
 /// The head job's shadow time and reserved trays, or `None` if it cannot be placed even when

@@ -13,10 +13,11 @@ use serde::Serialize;
 
 use super::cluster::{Cluster, TrayState};
 use super::failures::{FailureModel, FailureTimeline};
+use super::idle::{self, Moment, Waiting};
 use super::job::{Job, Millis};
 use super::metrics::{PolicyReport, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
-use super::scheduler::{run_pass, Pass, Running, Start};
+use super::scheduler::{run_pass_planned, Pass, Planned, Running, Start};
 use crate::config::Policy;
 
 /// Everything about a run except the workload and the policy.
@@ -116,6 +117,10 @@ struct Sim<'a> {
     held: usize,
     /// Last time a job arrived, started or ended.
     progress_at: Millis,
+    /// The head job's reserved trays at the last pass (the idle breakdown's `reserved`).
+    reserved: Vec<usize>,
+    /// The jobs the last pass looked at, in priority order (the idle breakdown's W).
+    looked_at: Vec<usize>,
     rec: Recorder,
 }
 
@@ -195,6 +200,8 @@ impl<'a> Sim<'a> {
             rejected: 0,
             held: 0,
             progress_at: 0,
+            reserved: Vec::new(),
+            looked_at: Vec::new(),
             rec: Recorder::new(
                 jobs.len(),
                 jobs.last().map_or(0, |j| j.submit),
@@ -330,6 +337,8 @@ impl<'a> Sim<'a> {
     }
 
     fn schedule(&mut self, now: Millis) {
+        self.reserved.clear();
+        self.looked_at.clear();
         if self.queue.is_empty() || self.cluster.free_count() == 0 {
             return;
         }
@@ -343,7 +352,11 @@ impl<'a> Sim<'a> {
             })
             .collect();
         running.sort_by_key(|r| r.expected_end); // stable: ties stay in job order
-        let starts = run_pass(
+        let Planned {
+            starts,
+            reserved,
+            looked_at,
+        } = run_pass_planned(
             &Pass {
                 now,
                 jobs: self.jobs,
@@ -354,6 +367,8 @@ impl<'a> Sim<'a> {
             },
             &mut self.placer,
         );
+        self.reserved = reserved;
+        self.looked_at = queue[..looked_at].to_vec();
         for s in starts {
             self.start(now, s);
         }
@@ -389,7 +404,43 @@ impl<'a> Sim<'a> {
             healthy: self.cluster.healthy_count(),
             queued: self.queue.len() + self.delayed,
             stranded: if head_fits_by_count { free } else { 0 },
+            idle: Some(self.idle()),
         }
+    }
+
+    /// The free trays by cause ([`idle::breakdown`]); nothing while no job waits.
+    fn idle(&self) -> idle::Idle {
+        if self.queue.is_empty() && self.delayed == 0 {
+            return idle::Idle::default();
+        }
+        let waiting: Vec<Waiting> = self
+            .looked_at
+            .iter()
+            .filter(|j| self.queue.contains(j))
+            .map(|&j| {
+                let job = &self.jobs[j];
+                let ask = super::policy::SimRequest::of(job);
+                Waiting {
+                    trays: job.trays,
+                    rack_need: self.placer.rack_need(ask),
+                    whole: job.segment.is_none() && job.trays >= self.cfg.trays_per_rack,
+                    several: match job.segment {
+                        Some(s) => job.trays > s,
+                        None => job.trays > self.cfg.trays_per_rack,
+                    },
+                }
+            })
+            .collect();
+        let unavailable: Vec<bool> = (0..self.cluster.total())
+            .map(|t| self.cluster.state(t) == TrayState::Down)
+            .collect();
+        idle::breakdown(&Moment {
+            trays_per_rack: self.cfg.trays_per_rack,
+            free: self.cluster.free_map(),
+            unavailable: &unavailable,
+            reserved: &self.reserved,
+            waiting: &waiting,
+        })
     }
 
     /// Conservation and no-overlap, recounted from scratch.

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::failures::FailureModel;
+use super::idle::Cause;
 use super::job::{Job, HOUR, MINUTE};
 use super::policy::PolicyKind;
 use super::report::{RunReport, WorkloadInfo};
@@ -176,6 +177,34 @@ proptest! {
             if kind != PolicyKind::Naive {
                 prop_assert!(r.small_jobs_in_one_rack.share.map_or(true, |s| s == 1.0));
                 prop_assert!(r.segments_in_one_rack.share.map_or(true, |s| s == 1.0));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// The idle breakdown's parts add up to the idle GPUs while jobs wait, for every policy;
+    /// the naive policy, to which every free tray is of use, leaves trays idle only for a
+    /// reservation or because no waiting job fits them by count.
+    #[test]
+    fn idle_causes_add_up_to_the_idle_gpus(
+        jobs in jobs(40),
+        p in prop::sample::select(vec![0.0, 0.02, 0.05]),
+        seed in 0u64..1000,
+    ) {
+        let cfg = config(6, p, seed);
+        for kind in PolicyKind::ALL.into_iter().chain(PolicyKind::VARIANTS) {
+            let r = simulate(&cfg, &jobs, kind, &|_| {});
+            let Some(idle) = r.idle_gpus_while_waiting else { continue };
+            let causes = r.idle_by_cause.as_ref().expect("the simulator splits idle GPUs");
+            let sum: f64 = causes.iter().map(|c| c.gpus).sum();
+            prop_assert!((sum - idle).abs() <= 1e-9 * idle.max(1.0), "{}: {} vs {}", kind, sum, idle);
+            if kind == PolicyKind::Naive {
+                for c in causes.iter().filter(|c| !matches!(c.cause, Cause::Reserved | Cause::TooFew)) {
+                    prop_assert_eq!(c.gpus, 0.0, "naive: {:?}", c.cause);
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::sim::idle::Cause;
 use crate::testkit::{racks, Kit};
 
 /// Four racks of 18 trays, like the lab. rack1: job 7 (A) on 10 trays, one drained; rack2:
@@ -84,12 +85,23 @@ fn stranded_gpus_and_jobs_waiting_for_topology() {
             .collect::<Vec<_>>(),
         vec![20]
     );
-    // rack2's two free trays (8 GPUs) are usable by no waiting job.
+    // rack2's two free trays (8 GPUs) are usable by no waiting job: the head, -N 18, waits
+    // for a whole rack, and --gpus=12 needs 3 trays in one rack.
     assert_eq!(st.racks[1].stranded_gpus, 8);
+    assert_eq!(st.racks[1].stranded_cause, Some(Cause::WholeRack));
     assert_eq!(st.stranded_gpus, 8);
+    assert_eq!(st.racks[0].stranded_cause, None, "rack1 fits --gpus=12");
     let text = render(&st);
     assert!(text.contains("JobId=20 -N 18  Resources"), "{text}");
+    assert!(text.contains("  8  whole-rack\n"), "{text}");
+    assert!(
+        text.contains("why stranded: whole-rack = head waits for whole racks"),
+        "{text}"
+    );
+    assert!(prometheus(&st)
+        .contains("nvl72_rack_stranded_gpus{rack=\"rack2\",cause=\"whole-rack\"} 8\n"));
     assert!(text.contains("rack2    BBBBBBBBBBBBBBBB.."), "{text}");
+    assert!(text.lines().all(|l| l == l.trim_end()), "{text}");
 }
 
 #[test]
@@ -136,5 +148,73 @@ fn parses_sinfo_and_scontrol() {
     assert_eq!(
         (l.pending[1].min_nodes, l.pending[1].segment),
         (12, Some(4))
+    );
+}
+
+fn segmented(id: u32, min_nodes: usize, segment: usize) -> PendingJob {
+    PendingJob {
+        segment: Some(segment),
+        ..pending(id, min_nodes, 0)
+    }
+}
+
+/// Each rack's cause for its stranded free trays, `None` where a waiting job can use them.
+fn causes(pending: Vec<PendingJob>) -> Vec<Option<Cause>> {
+    let mut l = live();
+    l.pending = pending;
+    compute(&config(), &l)
+        .racks
+        .iter()
+        .map(|r| r.stranded_cause)
+        .collect()
+}
+
+#[test]
+fn a_rack_a_failed_tray_keeps_from_the_head_is_failed() {
+    // -N 18: rack4 has 17 free and one down, a whole rack if it were healthy; rack1 (7 free,
+    // one drained) and rack2 would not be whole even then.
+    assert_eq!(
+        causes(vec![pending(20, 18, 0)]),
+        [
+            Some(Cause::WholeRack),
+            Some(Cause::WholeRack),
+            None,
+            Some(Cause::Failed)
+        ]
+    );
+}
+
+#[test]
+fn too_few_when_no_waiting_job_fits_the_free_trays_in_total() {
+    // 26 trays are free; -N 30 needs more wherever they are.
+    assert_eq!(
+        causes(vec![pending(20, 30, 0)]),
+        [
+            Some(Cause::TooFew),
+            Some(Cause::TooFew),
+            None,
+            Some(Cause::TooFew)
+        ]
+    );
+}
+
+#[test]
+fn remainders_no_segment_fits_and_racks_that_hold_a_piece_of_a_waiting_job() {
+    // --segment=8 twice: rack4 and, healed, rack1 (7 free + its drained tray) hold one each;
+    // rack1 is failed, rack2's 2 free trays are a remainder.
+    assert_eq!(
+        causes(vec![segmented(20, 16, 8)]),
+        [Some(Cause::Failed), Some(Cause::Remainder), None, None]
+    );
+    // --segment=12 twice: only rack4 holds one. It could take a segment, yet the job waits
+    // for a second rack (rack-set); rack1 and rack2 hold none.
+    assert_eq!(
+        causes(vec![segmented(20, 24, 12)]),
+        [
+            Some(Cause::Remainder),
+            Some(Cause::Remainder),
+            None,
+            Some(Cause::RackSet)
+        ]
     );
 }
