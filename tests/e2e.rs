@@ -361,7 +361,8 @@ fn jobs_larger_than_a_rack_wait_for_the_fewest_racks_and_fill_partly_used_ones()
 /// `multi_rack = "balanced"`: a job larger than a rack gets the fewest racks in equal pieces.
 /// Three racks with a drained tray each take 16 + 16 + 16 and the whole rack stays free
 /// (`fewest-racks` would also take them, as 17 + 17 + 14); on empty racks it is 16 + 16 + 16
-/// again (18 + 18 + 12 under `fewest-racks`, and in Slurm's own node order without the plugin).
+/// again (18 + 18 + 12 under `fewest-racks`, and in Slurm's own node order without the plugin),
+/// and for the same job sized by GPUs (`--gpus=192`).
 #[test]
 fn balanced_splits_give_equal_pieces_and_use_degraded_racks() {
     let (lab, _g) = Lab::claim();
@@ -386,6 +387,10 @@ fn balanced_splits_give_equal_pieces_and_use_degraded_racks() {
     let empty = lab.submit(&["-N", "48", "--exclusive"]);
     let on_empty = lab.running_nodes(empty);
     lab.cancel_all();
+    // Sized by GPUs (Slurm picks the count): offered the balanced pieces first.
+    let by_gpus = lab.submit(&["--gpus=192", "--exclusive"]);
+    let on_gpus = lab.running_nodes(by_gpus);
+    lab.cancel_all();
     lab.restart_with(&[]);
     assert_eq!(
         per_rack(&on_degraded),
@@ -394,6 +399,8 @@ fn balanced_splits_give_equal_pieces_and_use_degraded_racks() {
     );
     let pieces: Vec<usize> = per_rack(&on_empty).iter().map(|p| p.1).collect();
     assert_eq!(pieces, vec![16, 16, 16], "{on_empty:?}");
+    let pieces: Vec<usize> = per_rack(&on_gpus).iter().map(|p| p.1).collect();
+    assert_eq!(pieces, vec![16, 16, 16], "--gpus=192: {on_gpus:?}");
 }
 
 #[test]

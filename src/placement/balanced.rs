@@ -231,4 +231,30 @@ mod tests {
             }
         }
     }
+
+    /// A job sized by GPUs (`--gpus=192`, no `-N`: Slurm picks the count) is first offered
+    /// just the balanced pieces, which its GPUs fill exactly, then every free tray of the
+    /// racks in case Slurm refuses them.
+    #[test]
+    fn gpu_sized_jobs_are_offered_the_balanced_pieces_first() {
+        let empty = "..................";
+        let kit = kit(&[empty, empty, empty, empty]);
+        let got = placements(&kit.topo, &kit.view, &JobRequest::gpus(192, 72)).unwrap();
+        assert_eq!(got.len(), 2, "{got:?}");
+        let sizes = |p: &crate::placement::Placement| -> Vec<usize> {
+            p.pieces.iter().map(|p| p.trays).collect()
+        };
+        assert_eq!(sizes(&got[0]), [16, 16, 16]);
+        assert_eq!(got[0].nodes.len(), 48);
+        assert_eq!(sizes(&got[1]), [18, 18, 18]);
+        assert!(!got[0].exact && !got[1].exact);
+        // A node range is not sized by its demand: Slurm picks the count in the racks.
+        let range = JobRequest {
+            max_nodes: 54,
+            ..JobRequest::nodes(48)
+        };
+        let got = placements(&kit.topo, &kit.view, &range).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(sizes(&got[0]), [18, 18, 18]);
+    }
 }

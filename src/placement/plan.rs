@@ -141,7 +141,7 @@ pub fn plan<'a>(
             (one_rack(&ctx, &rooms, req)?, !req.is_flexible())
         }
         _ => (
-            vec![Alternative::Pieces(lightest_pieces(&ctx, req, n)?)],
+            several_racks(&ctx, req, lightest_pieces(&ctx, req, n)?),
             !req.is_flexible(),
         ),
     };
@@ -213,18 +213,38 @@ fn pieces_for(ctx: &Ctx, rooms: &[Room], req: &JobRequest, n: usize) -> Result<V
             SegmentPlacement::Spread => spread_segments(ctx, rooms, count, s),
         };
     }
-    let mut pieces = match ctx.topo.policy.multi_rack {
-        MultiRack::FewestRacks => plan_fewest_racks(ctx, rooms, n)?,
-        MultiRack::StartNow => plan_start_now(ctx, rooms, n, 1)?,
-        MultiRack::Balanced => plan_balanced(ctx, rooms, n)?,
-    };
-    if req.is_flexible() {
-        // Slurm picks the count (lightest trays first, as it orders them): offer every
-        // free tray of the chosen racks, so that trays with fewer GPUs or CPUs left do not
-        // make the set fall short.
-        for p in &mut pieces {
-            p.trays = ctx.topo.offered_in(p.rack, ctx.view);
-        }
+    match ctx.topo.policy.multi_rack {
+        MultiRack::FewestRacks => plan_fewest_racks(ctx, rooms, n),
+        MultiRack::StartNow => plan_start_now(ctx, rooms, n, 1),
+        MultiRack::Balanced => plan_balanced(ctx, rooms, n),
     }
-    Ok(pieces)
+}
+
+/// The alternatives of a plan over several racks. A job whose count Slurm picks (node ranges,
+/// `--gpus`, `-n`) is offered every free tray of the chosen racks, so that trays with fewer
+/// GPUs or CPUs left do not make the set fall short. Under `multi_rack = "balanced"` a job
+/// whose count its GPUs or CPUs set (more trays than its node minimum) is first offered just
+/// the balanced pieces, which its demand fills exactly on whole trays; if Slurm refuses them,
+/// the racks' free trays are next, so balancing never makes a job wait.
+fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>) -> Vec<Alternative> {
+    if !req.is_flexible() {
+        return vec![Alternative::Pieces(pieces)];
+    }
+    let every_free_tray: Vec<Piece> = pieces
+        .iter()
+        .map(|p| Piece {
+            rack: p.rack,
+            trays: ctx.topo.offered_in(p.rack, ctx.view),
+        })
+        .collect();
+    let sized_by_demand = req.trays_needed(ctx.topo) > req.min_nodes;
+    let balanced = ctx.topo.policy.multi_rack == MultiRack::Balanced;
+    if balanced && sized_by_demand && pieces != every_free_tray {
+        vec![
+            Alternative::Pieces(pieces),
+            Alternative::Pieces(every_free_tray),
+        ]
+    } else {
+        vec![Alternative::Pieces(every_free_tray)]
+    }
 }

@@ -247,7 +247,7 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
         match req.segment {
             Some(s) => check_segments(req, p, s),
             None if is_one_rack_job(topo, req) => check_one_rack(topo, view, req, p),
-            None => check_multi_rack(topo, view, req, p, alts.len()),
+            None => check_multi_rack(topo, view, req, p, (i, alts.len())),
         }
         .map_err(|e| format!("alternative {i}: {e}"))?;
     }
@@ -347,17 +347,30 @@ fn check_one_rack(
 }
 
 /// One alternative; the job's trays (all free trays of its racks when flexible); every rack
-/// of a `-w` node; with fewest-racks, no more racks than the rule allows.
+/// of a `-w` node; with fewest-racks, no more racks than the rule allows. Under `balanced` a
+/// flexible job sized by its demand may first be offered just its `n` trays, then the
+/// racks' free trays.
 fn check_multi_rack(
     topo: &Topology,
     view: &ClusterView,
     req: &JobRequest,
     p: &Placement,
-    alternatives: usize,
+    (i, alternatives): (usize, usize),
 ) -> Result<(), String> {
     let n = req.trays_needed(topo);
-    ensure!(alternatives == 1, "a multi-rack job has one alternative");
-    if p.exact {
+    let balanced_first =
+        topo.policy.multi_rack == MultiRack::Balanced && req.is_flexible() && n > req.min_nodes;
+    ensure!(
+        alternatives == 1 || (balanced_first && alternatives == 2),
+        "a multi-rack job has one alternative (two: balanced pieces, then the racks)"
+    );
+    if alternatives == 2 && i == 0 {
+        ensure!(
+            !p.exact && p.nodes.len() == n,
+            "balanced pieces of {} trays, needs {n}",
+            p.nodes.len()
+        );
+    } else if p.exact {
         ensure!(
             p.nodes.len() == n,
             "exact multi-rack with {} nodes, needs {n}",
@@ -448,7 +461,8 @@ fn check_ranking(
                 "fewest-racks chose {chosen:?} ({total} free), the tightest set has {best:?}"
             );
         }
-        MultiRack::Balanced if !req.is_flexible() => {
+        // A flexible job's first alternative is its balanced pieces when there are two.
+        MultiRack::Balanced if !req.is_flexible() || alts.len() == 2 => {
             let largest = alts[0].pieces.iter().map(|p| p.trays).max();
             let best = balanced_min_cap(&frees, n, max_rack);
             ensure!(
