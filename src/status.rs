@@ -248,20 +248,6 @@ fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> 
     usable
 }
 
-/// The fewest free trays a rack must have for the engine to put part of the job there: the
-/// job when it fits a rack, a segment, or for a larger job the share the last of its
-/// ⌈n/M⌉ racks must hold (1 with `multi_rack = "start-now"`).
-fn rack_need(topo: &Topology, req: &JobRequest) -> usize {
-    let m = topo.max_rack_size().max(1);
-    let n = req.trays_needed(topo);
-    match req.segment {
-        Some(s) => s.min(n).min(m),
-        None if n <= m => n,
-        None if topo.policy.multi_rack == crate::config::MultiRack::StartNow => 1,
-        None => n.saturating_sub(m * (n.div_ceil(m) - 1)).clamp(1, m),
-    }
-}
-
 /// Why rack `rack`'s free trays are of no use to the jobs `waiting` (for trays, in
 /// `scontrol`'s order; the head is the first with reason `Resources`, else the first): the
 /// simulator's causes in its order ([`crate::sim::metrics`]), with the engine as the judge of
@@ -300,7 +286,7 @@ fn stranded_cause(
             r.trays_needed(topo) <= free_all
                 && !(i == head && whole(i))
                 && several(r) == pieces
-                && rack_need(topo, r) <= free
+                && r.rack_need(topo) <= free
         })
     };
     if fits_here(false) {

@@ -71,6 +71,21 @@ impl JobRequest {
             .unwrap_or(topo.policy.segment_placement)
     }
 
+    /// The fewest free trays a rack must have for the engine to put part of this job there:
+    /// the job when it fits a rack, a segment, or for a larger job the share the last of its
+    /// `ceil(n / M)` racks must hold (1 with `multi_rack = "start-now"`). The idle causes of
+    /// the simulator and `nvl72 status` are judged by it.
+    pub fn rack_need(&self, topo: &Topology) -> usize {
+        let m = topo.max_rack_size().max(1);
+        let n = self.trays_needed(topo);
+        match self.segment {
+            Some(s) => s.min(n).min(m),
+            None if n <= m => n,
+            None if topo.policy.multi_rack == crate::config::MultiRack::StartNow => 1,
+            None => n.saturating_sub(m * (n.div_ceil(m) - 1)).clamp(1, m),
+        }
+    }
+
     /// A node range or an open node count: Slurm decides how many nodes within the set.
     pub fn is_flexible(&self) -> bool {
         self.max_nodes > self.min_nodes && self.segment.is_none()

@@ -341,22 +341,29 @@ impl Placer {
     }
 
     /// The fewest free trays a rack must have for this policy to put part of the job there
-    /// (the idle breakdown's test, [`super::idle`]): naive 1; otherwise the job itself when it
-    /// fits a rack, a segment, or for a larger job the share the last of its racks must hold
-    /// (nvl72: ⌈n/M⌉ racks, block: the next power of two of them; start-now 1).
+    /// (the idle breakdown's test, [`super::idle`]): naive 1; the engine's own rule
+    /// ([`JobRequest::rack_need`]); otherwise the job itself when it fits a rack, a segment,
+    /// or for a larger job the share the last of its racks must hold (block: the next power
+    /// of two of ⌈n/M⌉ racks; spill: one rack more).
     pub fn rack_need(&self, ask: SimRequest) -> usize {
         let m = self.trays;
         let set = |racks: usize| ask.trays.saturating_sub(m * (racks - 1)).clamp(1, m);
         match (ask.segment, &self.kind) {
             (_, Kind::Naive) => 1,
+            (
+                _,
+                Kind::Nvl72 {
+                    topo, spill: None, ..
+                },
+            ) => JobRequest {
+                segment: ask.segment,
+                ..JobRequest::nodes(ask.trays)
+            }
+            .rack_need(topo),
             (Some(s), _) => s.min(ask.trays).min(m),
             (None, _) if ask.trays <= m => ask.trays,
             (None, Kind::Block(_)) => set(ask.trays.div_ceil(m).next_power_of_two()),
-            (None, Kind::Nvl72 { topo, spill, .. }) => match topo.policy.multi_rack {
-                MultiRack::StartNow => 1,
-                _ if spill.is_some() => set(ask.trays.div_ceil(m) + 1),
-                _ => set(ask.trays.div_ceil(m)),
-            },
+            (None, Kind::Nvl72 { .. }) => set(ask.trays.div_ceil(m) + 1),
         }
     }
 
