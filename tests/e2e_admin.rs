@@ -136,7 +136,9 @@ fn status_shows_racks_jobs_drained_trays_and_jobs_waiting_for_topology() {
 /// rack1: gb[001-008] busy, 10 free; rack2 and rack3 full; rack4: gb060 drained, 17 free.
 /// `-N 18` waits: rack4 would be whole if its drained tray were healthy (`failed`), rack1 is
 /// eight trays short of a whole rack (`whole-rack`). Then `-N 30` instead: 27 trays are free
-/// in all, too few for it wherever they are (`too-few`).
+/// in all, too few for it wherever they are (`too-few`). Without the plugin the `-N 18` job
+/// runs across racks at once (`E2E_TOPO=none`: "job should wait", RUNNING), so nothing is
+/// stranded and the test fails.
 #[test]
 fn status_says_why_each_racks_free_trays_are_stranded() {
     let (lab, _g) = Lab::claim();
