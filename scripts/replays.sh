@@ -1,56 +1,86 @@
 #!/usr/bin/env bash
-# Runs the real-Slurm replays behind docs/benchmarks.md ("Real Slurm"): each workload is
+# The simulator's calibration set (docs/benchmarks.md, "Real Slurm"): each workload is
 # compressed in time and submitted to three real slurmctlds 24.11.5 at once (topology/nvl72,
-# topology/block, no topology plugin), next to the simulator's prediction for the same stream.
-# Two workloads run at a time (six labs, about 900 slurmd, 10 GB), so the five take about
-# 35 minutes on 2 cores.
+# topology/block, no topology plugin), next to the simulator's prediction for the same stream;
+# then `nvl72 calibrate` prints every prediction's error and the summary per plugin.
+# Two workloads run at a time (six labs, about 900 slurmd, 10 GB), about 13 minutes a pair on
+# 2 cores: the whole set of 16 takes about 105 minutes.
 #
-#   bash scripts/replays.sh                  # syn, syn-fail, ph4, ph4-fail, syn-fail-s2
-#   ONLY="syn ph4" bash scripts/replays.sh   # a subset
+#   bash scripts/replays.sh                  # the whole calibration set
+#   ONLY="syn-s1 ph4-s1" bash scripts/replays.sh   # a subset
 #   OUT=/tmp/replays MINUTES=8 bash scripts/replays.sh
+#   BIN=target/replay/bin ONLY=syn-s7 bash scripts/replays.sh   # with an earlier run's binaries
+#   target/release/nvl72 calibrate target/replay/*.json   # predict them again, later
 #
-# Each workload leaves <OUT>/<name>.txt (the tables), <name>.json, <name>.svg and
-# <name>/ (slurmctld logs, lab-up logs). Needs root (the labs are chroots).
+# Each workload leaves <OUT>/<name>.txt (the tables), <name>.json (both sides and the stream),
+# <name>.svg and <name>/ (slurmctld logs, what the driver observed, lab-up logs). The binaries
+# are copied to <OUT>/bin first, so rebuilding during the run changes nothing. Needs root (the
+# labs are chroots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-target/replay}
 MINUTES=${MINUTES:-8}
-ONLY=${ONLY:-syn syn-fail ph4 ph4-fail syn-fail-s2}
-T=${CARGO_TARGET_DIR:-target}/release
-
-# name: extra arguments of `nvl72 replay` (8 racks each)
+SYN="--workload synthetic --jobs 200 --load 0.9"
+PH4="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
+LLM="--workload philly --trace ../shared/data/acme-kalos-llm-jobs.csv --load 0.9"
+FAIL="--lambda 0.05"
+# name: arguments of `nvl72 replay` (8 racks unless --racks says otherwise). `syn-s1-again`
+# is `syn-s1` once more: the real run-to-run spread of one stream. `syn-s7` is the stream
+# of issue 24, where the simulator with EASY backfill was 8.8 points off.
 declare -A WORKLOAD=(
-    [syn]="--workload synthetic --jobs 200 --load 0.9"
-    [syn-fail]="--workload synthetic --jobs 200 --load 0.9 --lambda 0.05"
-    [ph4]="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
-    [ph4-fail]="--workload philly --scale-sizes 4 --jobs 120 --load 0.9 --lambda 0.05"
-    [syn-fail-s2]="--workload synthetic --jobs 200 --load 0.9 --lambda 0.05 --seed 2"
+    [syn-s1]="$SYN --seed 1"
+    [syn-s2]="$SYN --seed 2"
+    [syn-s3]="$SYN --seed 3"
+    [seg-s1]="$SYN --segment 32-72=4 --seed 1"
+    [seg-s2]="$SYN --segment 32-72=4 --seed 2"
+    [gpu-s1]="$SYN --gpu-sized 0.5 --seed 1"
+    [gpu-s2]="$SYN --gpu-sized 0.5 --seed 2"
+    [syn-s7]="$SYN --seed 7"
+    [ph4-s1]="$PH4 --seed 1"
+    [llm-16r]="$LLM --racks 16 --seed 1"
+    [syn-fail-s1]="$SYN $FAIL --seed 1"
+    [syn-fail-s2]="$SYN $FAIL --seed 2"
+    [syn-fail-s3]="$SYN $FAIL --seed 3"
+    [ph4-fail-s1]="$PH4 $FAIL --seed 1"
+    [syn-s1-again]="$SYN --seed 1"
+    [seg-fail-s1]="$SYN --segment 32-72=4 $FAIL --seed 1"
 )
+ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2"
+ONLY=${ONLY:-$ORDER}
 
-cargo build --release --bin nvl72 --lib >&2
-mkdir -p "$OUT"
+if [ -n "${BIN:-}" ]; then
+    T=$BIN   # nvl72 and libtopology_nvl72.so built earlier (e.g. an earlier run's <OUT>/bin)
+else
+    cargo build --release --bin nvl72 --lib >&2
+    mkdir -p "$OUT/bin"
+    cp "${CARGO_TARGET_DIR:-target}/release/nvl72" "${CARGO_TARGET_DIR:-target}/release/libtopology_nvl72.so" "$OUT/bin/"
+    T=$OUT/bin
+fi
 run() {   # run NAME SLOT: SLOT 0 or 1 picks the lab folders and ports
     local name=$1 slot=$2 prefix=/var/tmp/nvl72-replay
     [ "$slot" = 1 ] && prefix=/var/tmp/nvl72-replay2
     # shellcheck disable=SC2086 # WORKLOAD holds several arguments
-    "$T/nvl72" replay ${WORKLOAD[$name]} --racks 8 --minutes "$MINUTES" --drain 0.25 \
+    "$T/nvl72" replay ${WORKLOAD[$name]} --minutes "$MINUTES" --drain 0.25 \
         --plugin "$T/libtopology_nvl72.so" --lab-prefix "$prefix" --port-offset "$slot" \
         --out "$OUT/$name" --json "$OUT/$name.json" --plot "$OUT/$name.svg" --quiet \
         > "$OUT/$name.txt" 2>&1
 }
 # shellcheck disable=SC2086 # ONLY is a list of names
 set -- $ONLY
+for n in "$@"; do
+    [ -n "${WORKLOAD[$n]:-}" ] || { echo "replays.sh: unknown workload $n ($ORDER)" >&2; exit 2; }
+done
+done_names=()
 while [ $# -gt 0 ]; do
-    [ -n "${WORKLOAD[$1]:-}" ] || { echo "replays.sh: unknown workload $1 (${!WORKLOAD[*]})" >&2; exit 2; }
     run "$1" 0 & a=$!
     b=""
-    if [ $# -gt 1 ]; then
-        [ -n "${WORKLOAD[$2]:-}" ] || { echo "replays.sh: unknown workload $2 (${!WORKLOAD[*]})" >&2; exit 2; }
-        sleep 2; run "$2" 1 & b=$!
-    fi
+    if [ $# -gt 1 ]; then sleep 2; run "$2" 1 & b=$!; fi
     rc=0; wait "$a" || rc=1; [ -z "$b" ] || wait "$b" || rc=1
-    for n in "$1" ${b:+"$2"}; do echo "### $n"; cat "$OUT/$n.txt"; echo; done
+    for n in "$1" ${b:+"$2"}; do echo "### $n"; cat "$OUT/$n.txt"; echo; done_names+=("$n"); done
     [ "$rc" = 0 ] || { echo "replays.sh: a replay failed (see above and $OUT/*/)" >&2; exit 1; }
     shift; [ -z "$b" ] || shift
 done
+files=(); for n in "${done_names[@]}"; do files+=("$OUT/$n.json"); done
+# predicted by the simulator as it is now, not as it was when the run began
+"${CARGO_TARGET_DIR:-target}/release/nvl72" calibrate "${files[@]}"

@@ -5,7 +5,7 @@
 //! is compiled for 24.11 builds only.
 #![cfg(not(slurm_ctx))]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -131,5 +131,51 @@ fn a_compressed_stream_runs_in_three_real_slurmctlds_and_is_measured_like_the_si
         svg.contains("slurm nvl72") && svg.contains("stroke-dasharray"),
         "{svg}"
     );
+    the_report_predicts_again_as_the_replay_did(&report, &json, &out);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `nvl72 calibrate` reads the stream and settings the replay saved and, with the same
+/// simulator, predicts exactly what the replay predicted, against the same real figures.
+fn the_report_predicts_again_as_the_replay_did(report: &Value, json: &Path, out: &Path) {
+    let summary = out.join("calibration.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_nvl72"))
+        .arg("calibrate")
+        .arg(json)
+        .arg("--write")
+        .arg(&summary)
+        .output()
+        .expect("nvl72 calibrate runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let c: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let plugins = c["replays"][0]["plugins"].as_array().unwrap();
+    assert_eq!(plugins.len(), 3, "{c:#}");
+    for (p, (model, predicted)) in plugins.iter().zip(
+        report["prediction"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x[0].as_str().unwrap(), x[1][0].as_f64().unwrap())),
+    ) {
+        assert_eq!(p["policy"], model, "{c:#}");
+        let topo = if model == "naive" { "none" } else { model };
+        let real = policy(report, &format!("slurm {topo}"))["occupancy_while_waiting"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(p["real"].as_f64().unwrap(), real, "{c:#}");
+        assert!(
+            (p["predicted"].as_f64().unwrap() - predicted).abs() < 1e-12,
+            "calibrate predicted {} where the replay predicted {predicted}",
+            p["predicted"]
+        );
+    }
+    assert!(
+        stdout.contains("with failures") || stdout.contains("| failures |"),
+        "{stdout}"
+    );
 }

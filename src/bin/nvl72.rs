@@ -23,17 +23,21 @@ use serde::Deserialize;
 use topology_nvl72::config::{EndTime, Policy};
 use topology_nvl72::sim::analytic;
 use topology_nvl72::sim::bench;
+use topology_nvl72::sim::calibration::Calibration;
 use topology_nvl72::sim::failures::FailureModel;
 use topology_nvl72::sim::job::{hours, offered_load, size_by_gpus, Job, HOUR};
 use topology_nvl72::sim::philly::{self, PhillySpec};
 use topology_nvl72::sim::plot;
 use topology_nvl72::sim::policy::PolicyKind;
 use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
+use topology_nvl72::sim::scheduler::Backfill;
 use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 use topology_nvl72::sim::synthetic::{self, SyntheticSpec};
 
 #[path = "nvl72/admin.rs"]
 mod admin;
+#[path = "nvl72/calibrate.rs"]
+mod calibrate;
 #[path = "nvl72/replay.rs"]
 mod replay;
 
@@ -55,6 +59,9 @@ enum Cmd {
     /// Replay a workload in real slurmctlds (a lab per topology plugin: nvl72, block, none),
     /// time-compressed, and compare with the simulator's prediction for the same stream.
     Replay(replay::ReplayArgs),
+    /// Predict earlier replays (`replay --json`) again with this simulator and print the
+    /// error of every prediction, per plugin, with and without failures.
+    Calibrate(calibrate::CalibrateArgs),
     /// Check the segment-size capacity formula against the simulator.
     Analytic(AnalyticArgs),
     /// Engine decision latency (mean, p50, p99) at 0%, 50% and 90% occupancy.
@@ -129,6 +136,9 @@ struct WorkloadArgs {
     /// Backfill depth (Slurm's bf_max_job_test)
     #[arg(long, default_value_t = 500)]
     bf_depth: usize,
+    /// Backfill's reservations: for every job it tests (Slurm's), or the head's only (EASY)
+    #[arg(long, value_enum, default_value = "conservative")]
+    backfill: Backfill,
     /// Hold a job killed by tray failures more than N times (Slurm's MaxBatchRequeue);
     /// -1: re-queue forever
     #[arg(
@@ -164,6 +174,7 @@ impl WorkloadArgs {
         cfg.failures = self.failure_model()?;
         cfg.seed = self.seed;
         cfg.bf_depth = self.bf_depth;
+        cfg.backfill = self.backfill;
         cfg.max_requeue = u32::try_from(self.max_requeue).ok();
         Ok(cfg)
     }
@@ -278,6 +289,7 @@ fn main() -> ExitCode {
     let result = match cmd {
         Cmd::Simulate(a) => simulate(&a),
         Cmd::Replay(a) => replay::replay(&a),
+        Cmd::Calibrate(a) => calibrate::calibrate(&a),
         Cmd::Analytic(a) => run_analytic(&a),
         Cmd::Bench(a) => run_bench(&a),
         Cmd::Summarize(a) => summarize(&a),
@@ -318,6 +330,8 @@ fn simulate(a: &SimulateArgs) -> Result<(), String> {
     bars.finish();
     let report = RunReport {
         workload: info,
+        error_band: Calibration::shipped()
+            .and_then(|c| c.band(!matches!(cfg.failures, FailureModel::None))),
         sim: cfg,
         policies,
     };

@@ -28,7 +28,7 @@ pub struct ReplayJob {
 }
 
 /// A tray goes down (drained, and the job on it requeued) or comes back (resumed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TrayEvent {
     /// Real milliseconds after the replay starts.
     pub at_ms: Millis,

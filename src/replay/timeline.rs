@@ -17,7 +17,7 @@ use crate::sim::metrics::{PolicyReport, Recorder, Snapshot};
 use crate::sim::policy::PolicyKind;
 
 /// What the driver knows besides the log.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Observed {
     /// Unix milliseconds of real time zero (the replay's start).
     pub t0_ms: i64,

@@ -107,7 +107,8 @@ pub struct Moment<'a> {
     pub free: &'a [bool],
     /// Unavailable (down, drained), per tray.
     pub unavailable: &'a [bool],
-    /// The head job's reserved trays (busy ones included; only the free ones count).
+    /// Trays held for waiting jobs' reservations (busy ones included; only the free ones
+    /// count).
     pub reserved: &'a [usize],
     /// The jobs the pass looked at, head first (at most 1 + `bf_depth`).
     pub waiting: &'a [Waiting],

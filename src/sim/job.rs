@@ -2,7 +2,7 @@
 //! real run time and the time limit the user asked for.
 
 use rand::Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Simulated time in milliseconds since the first submission.
 pub type Millis = u64;
@@ -17,7 +17,7 @@ pub fn hours(t: Millis) -> f64 {
 }
 
 /// One job of the workload. Every policy replays an identical copy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
     /// Index in the workload; also the priority (lower runs first: FIFO by submit order).
     pub id: usize,

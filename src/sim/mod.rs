@@ -20,6 +20,7 @@
 //! | [`idle`] | Where the idle GPUs go: each free tray's cause while jobs wait |
 //! | [`latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
+//! | [`calibration`] | The simulator's measured error against real slurmctld replays |
 //! | [`analytic`] | The segment-size capacity formula and its check |
 //! | [`bench`] | Decision-latency scenarios |
 #![forbid(unsafe_code)]
@@ -27,6 +28,7 @@
 pub mod analytic;
 pub mod bench;
 pub mod block;
+pub mod calibration;
 pub mod cluster;
 pub mod failures;
 pub mod idle;

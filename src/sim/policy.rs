@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::block::{self, BlockConfig};
 use super::job::Millis;
@@ -25,7 +25,7 @@ use crate::config::{EndTime, MultiRack, Policy};
 use crate::model::{Capacity, ClusterView, Topology, Tray};
 use crate::placement::{self, JobRequest, Reject};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyKind {
     Nvl72,

@@ -1,23 +1,25 @@
-//! One scheduling pass, close to Slurm's: priority FIFO, then EASY backfill with a node
-//! reservation for the first job that cannot start.
+//! One scheduling pass, close to Slurm's: priority FIFO, then backfill.
 //!
 //! 1. **FIFO.** Jobs start in priority order (submit order; a re-queued job keeps its place)
 //!    until the first one the policy cannot place now: the *head*.
-//! 2. **Reservation.** Running jobs are assumed to end at their time limit. The head's
-//!    *shadow time* is the earliest such end after which the policy can place it, and its
-//!    *reserved trays* are the trays the policy would give it then (Slurm's backfill plans
-//!    the same way: it places the job on the future node map). Placement success only grows
-//!    with the free set for all three policies, so the earliest end is found by bisection.
-//!    When the head cannot be placed even on every tray that will free up (trays that are
-//!    down stay down), there is no reservation.
-//! 3. **Backfill.** Later jobs, at most `bf_depth` of them (Slurm's `bf_max_job_test`), start
-//!    now if the policy can place them: on any free tray when they end (by their limit) before
+//! 2. **Backfill, as Slurm's sched/backfill does it** ([`Backfill::Conservative`], the
+//!    default). The head and then up to `bf_depth` later jobs (Slurm's `bf_max_job_test`), in
+//!    priority order, each get the earliest time at which the policy can place them on the
+//!    future map: running jobs end at their time limits, and the trays of every reservation
+//!    made before are taken for its interval. A job whose time is now starts now; any other
+//!    job reserves those trays from then until its limit, up to `bf_window` ahead. So a job
+//!    that starts early delays no job ahead of it, not only the head.
+//! 3. **EASY** ([`Backfill::Easy`], the simulator's model before it was calibrated against
+//!    real slurmctld): only the head gets a reservation (its *shadow time* is the earliest
+//!    running job's end after which it fits, found by bisection, since placement success only
+//!    grows with the free set); a later job starts now on any free tray when it ends before
 //!    the shadow time, otherwise on free trays outside the reservation.
 //!
-//! A request shape that failed once in a pass is not tried again in that pass: trays are only
-//! taken, never returned, within a pass, so it would fail again.
+//! A request shape that failed once in a pass is not tried again in that pass (EASY), or not
+//! before the time the last job of its shape got (Slurm's): trays are only taken, never
+//! returned, within a pass.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::job::{Job, Millis};
 use super::policy::{Placer, SimRequest};
@@ -40,6 +42,33 @@ pub struct Pass<'a> {
     /// Sorted by `expected_end`.
     pub running: &'a [Running<'a>],
     pub bf_depth: usize,
+    pub backfill: Backfill,
+    /// How far ahead backfill reserves (Slurm's `bf_window`): a job that cannot start before
+    /// `now + bf_window` gets no reservation.
+    pub bf_window: Millis,
+}
+
+/// How backfill protects waiting jobs from the ones it starts early.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Backfill {
+    /// EASY: only the first waiting job (the head) holds a reservation.
+    Easy,
+    /// Slurm's sched/backfill: every job it tests, in priority order, gets the earliest trays
+    /// the policy would give it on the future map (running jobs end at their limits, earlier
+    /// reservations taken), and a job starts now only where it delays none of them.
+    #[default]
+    Conservative,
 }
 
 /// A job the pass starts, with its trays.
@@ -111,7 +140,8 @@ pub fn run_pass(pass: &Pass<'_>, placer: &mut Placer) -> Vec<Start> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Planned {
     pub starts: Vec<Start>,
-    /// The head job's reserved trays (empty when nothing waits or it has no reservation).
+    /// Trays held for waiting jobs' reservations: the head's under EASY, every reserved job's
+    /// under Slurm's backfill (empty when nothing waits or nothing could be reserved).
     pub reserved: Vec<usize>,
     /// How many jobs at the front of the queue the pass looked at (started ones included).
     pub looked_at: usize,
@@ -146,6 +176,11 @@ pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
         }
     };
     let head_at = starts.len();
+    if pass.backfill == Backfill::Conservative {
+        let mut later = vec![head];
+        later.extend(queue.take(pass.bf_depth));
+        return conservative(pass, placer, free, starts, head_at, &later);
+    }
 
     let (shadow, reserved) =
         reserve(placer, &free, pass.running, &pass.jobs[head]).unwrap_or((Millis::MAX, Vec::new()));
@@ -173,6 +208,122 @@ pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
     }
     Planned {
         looked_at: (head_at + 1 + pass.bf_depth).min(pass.queue.len()),
+        starts,
+        reserved,
+    }
+}
+
+/// A tray's future as backfill plans it: busy until `from` (0: free now; `MAX`: down), then
+/// free except for the reservations on it.
+#[derive(Clone, Default)]
+struct Future {
+    from: Millis,
+    reserved: Vec<(Millis, Millis)>,
+}
+
+impl Future {
+    fn free_over(&self, start: Millis, end: Millis) -> bool {
+        self.from <= start && self.reserved.iter().all(|&(a, b)| b <= start || a >= end)
+    }
+}
+
+/// Slurm's backfill after the FIFO starts: each job of `jobs` (the head first), in priority
+/// order, starts now if trays free over its whole limit fit it, or else reserves the trays the
+/// policy gives it at the earliest time they are (a running job's end, or a reservation's).
+fn conservative(
+    pass: &Pass<'_>,
+    placer: &mut Placer,
+    mut free: Map,
+    mut starts: Vec<Start>,
+    head_at: usize,
+    jobs: &[usize],
+) -> Planned {
+    let mut future: Vec<Future> = free
+        .free
+        .iter()
+        .map(|&f| Future {
+            from: if f { 0 } else { Millis::MAX },
+            reserved: Vec::new(),
+        })
+        .collect();
+    for r in pass.running {
+        for &t in r.trays {
+            future[t].from = r.expected_end;
+        }
+    }
+    // When trays come free (running ends, reservations' ends): the only start times to try.
+    let mut times: BTreeSet<Millis> = pass
+        .running
+        .iter()
+        .map(|r| r.expected_end.max(pass.now))
+        .collect();
+    times.insert(pass.now);
+    // Every tray's `from`, sorted: how many trays are free at a time, before any reservation.
+    let sorted_from = |future: &[Future]| {
+        let mut v: Vec<Millis> = future.iter().map(|f| f.from).collect();
+        v.sort_unstable();
+        v
+    };
+    let mut froms = sorted_from(&future);
+    let mut reserved = Vec::new();
+    let mut map = Map::new(&vec![false; free.free.len()]);
+    let window_end = pass.now.saturating_add(pass.bf_window);
+    // Per request shape: the limit and the start time (MAX: none in the window) the last job
+    // of that shape got. The map only loses trays during a pass, so a job of the same shape
+    // and no shorter limit cannot start earlier.
+    let mut earliest: BTreeMap<SimRequest, (Millis, Millis)> = BTreeMap::new();
+    for &j in jobs {
+        let job = &pass.jobs[j];
+        let from = match earliest.get(&SimRequest::of(job)) {
+            Some(&(limit, at)) if job.limit >= limit => at,
+            _ => pass.now,
+        };
+        if from > window_end {
+            continue;
+        }
+        earliest.insert(SimRequest::of(job), (job.limit, Millis::MAX));
+        let tries: Vec<Millis> = std::iter::once(from)
+            .chain(
+                times
+                    .range(from..=window_end)
+                    .copied()
+                    .filter(|&t| t != from),
+            )
+            .collect();
+        for at in tries {
+            if froms.partition_point(|&f| f <= at) < job.trays {
+                continue; // too few trays free by then, reservations aside
+            }
+            let end = at.saturating_add(job.limit);
+            for (t, f) in future.iter().enumerate() {
+                map.free[t] = f.free_over(at, end);
+            }
+            map.count = map.free.iter().filter(|&&f| f).count();
+            if at == pass.now {
+                if let Some(trays) = try_start(placer, &map, job, pass.now) {
+                    free.take(&trays);
+                    for &t in &trays {
+                        future[t].from = end;
+                    }
+                    froms = sorted_from(&future);
+                    times.insert(end);
+                    starts.push(Start { job: j, trays });
+                    earliest.insert(SimRequest::of(job), (job.limit, at));
+                    break;
+                }
+            } else if let Some(trays) = try_place(placer, &map, job) {
+                for &t in &trays {
+                    future[t].reserved.push((at, end));
+                }
+                times.insert(end);
+                earliest.insert(SimRequest::of(job), (job.limit, at));
+                reserved.extend(trays);
+                break;
+            }
+        }
+    }
+    Planned {
+        looked_at: (head_at + jobs.len()).min(pass.queue.len()),
         starts,
         reserved,
     }
@@ -272,6 +423,8 @@ mod tests {
                 free: &free,
                 running: &running,
                 bf_depth: 100,
+                backfill: Backfill::Easy,
+                bf_window: Millis::MAX,
             },
             &mut placer,
         );
@@ -294,6 +447,8 @@ mod tests {
                 free: &free_minus_one,
                 running: &[],
                 bf_depth: 100,
+                backfill: Backfill::Easy,
+                bf_window: Millis::MAX,
             },
             &mut placer,
         );

@@ -9,19 +9,19 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cluster::{Cluster, TrayState};
 use super::failures::{FailureModel, FailureTimeline};
 use super::idle::{self, Moment, Waiting};
-use super::job::{Job, Millis};
+use super::job::{Job, Millis, HOUR};
 use super::metrics::{PolicyReport, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
-use super::scheduler::{run_pass_planned, Pass, Planned, Running, Start};
+use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
 use crate::config::Policy;
 
 /// Everything about a run except the workload and the policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimConfig {
     pub racks: usize,
     pub trays_per_rack: usize,
@@ -31,6 +31,22 @@ pub struct SimConfig {
     pub seed: u64,
     /// Slurm's `bf_max_job_test`: how many queued jobs after the head backfill looks at.
     pub bf_depth: usize,
+    /// How backfill protects the jobs waiting ahead of the ones it starts.
+    #[serde(default)]
+    pub backfill: Backfill,
+    /// How far ahead backfill reserves (Slurm's `bf_window`, 1 day by default; a replay scales
+    /// the lab's real day); `None`: without limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bf_window: Option<Millis>,
+    /// How much longer than its run time a job holds its trays: slurmctld allocates them
+    /// before the batch script starts and frees them after it has ended (launch, completion);
+    /// the replay labs measure about 0.1 real seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_overhead: Option<Millis>,
+    /// Where in the period the passes fall (`phase + k * sched_period`): slurmctld's tick
+    /// has no fixed phase against the workload, so a prediction averages several.
+    #[serde(default)]
+    pub tick_phase: Millis,
     /// Time every placement call (makes the report depend on the machine).
     pub timing: bool,
     /// Recount the cluster after every event (tests).
@@ -65,6 +81,10 @@ impl SimConfig {
             failures: FailureModel::None,
             seed: 1,
             bf_depth: 500,
+            backfill: Backfill::default(),
+            bf_window: Some(24 * HOUR),
+            run_overhead: None,
+            tick_phase: 0,
             timing: false,
             check_invariants: false,
             series_bins: 200,
@@ -78,6 +98,36 @@ impl SimConfig {
 
     pub fn trays(&self) -> usize {
         self.racks * self.trays_per_rack
+    }
+
+    /// How this run models slurmctld's scheduler, for the reports: a replay prints it next to
+    /// the lab's own settings, so both sides say what they assumed.
+    pub fn describe_scheduler(&self) -> String {
+        let secs = |ms: Millis| format!("{:.0} s", ms as f64 / 1000.0);
+        let passes = match self.sched_period.filter(|&p| p > 0) {
+            Some(p) => format!("a pass every {} (slurmctld's tick)", secs(p)),
+            None => "a pass after every event".into(),
+        };
+        let requeue = match self.requeue_delay.filter(|&d| d > 0) {
+            Some(d) => format!("a requeued job waits {}", secs(d)),
+            None => "a requeued job may restart at once".into(),
+        };
+        let backfill = match self.backfill {
+            Backfill::Easy => "EASY backfill (the head's reservation only)",
+            Backfill::Conservative => "backfill reserving for every job it tests",
+        };
+        let overhead = match self.run_overhead.filter(|&o| o > 0) {
+            Some(o) => format!("; a job holds its trays {} past its run time", secs(o)),
+            None => String::new(),
+        };
+        let window = match self.bf_window {
+            Some(w) => format!(" up to {:.0} h ahead", w as f64 / HOUR as f64),
+            None => String::new(),
+        };
+        format!(
+            "FIFO + {backfill}{window}, {} queued jobs (bf_max_job_test); {passes}; {requeue}{overhead}",
+            self.bf_depth
+        )
     }
 }
 
@@ -257,7 +307,8 @@ impl<'a> Sim<'a> {
             match self.cfg.sched_period.filter(|&p| p > 0) {
                 None => self.schedule(now),
                 Some(period) => {
-                    let tick = now.next_multiple_of(period);
+                    let phase = self.cfg.tick_phase % period;
+                    let tick = (now.max(phase) - phase).next_multiple_of(period) + phase;
                     if tick == now {
                         pass_due = None;
                         self.schedule(now);
@@ -364,6 +415,8 @@ impl<'a> Sim<'a> {
                 free: self.cluster.free_map(),
                 running: &running,
                 bf_depth: self.cfg.bf_depth,
+                backfill: self.cfg.backfill,
+                bf_window: self.cfg.bf_window.unwrap_or(Millis::MAX),
             },
             &mut self.placer,
         );
@@ -381,8 +434,9 @@ impl<'a> Sim<'a> {
         self.progress_at = now;
         self.cluster.allocate(job, &trays);
         self.rec.started(j, now, &self.cluster.per_rack(&trays));
+        let held_for = (j.runtime + self.cfg.run_overhead.unwrap_or(0)).min(j.limit.max(j.runtime));
         self.events
-            .push(Reverse((now + j.runtime, END, job, self.epoch[job])));
+            .push(Reverse((now + held_for, END, job, self.epoch[job])));
         self.running.insert(
             job,
             Run {

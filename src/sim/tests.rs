@@ -73,6 +73,7 @@ fn run_json(seed: u64) -> String {
         },
         policies: simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {}),
         sim: cfg,
+        error_band: None,
     }
     .to_json()
 }

@@ -21,7 +21,8 @@ use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
 use topology_nvl72::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use topology_nvl72::replay::timeline::{report, Fidelity, Observed};
-use topology_nvl72::sim::job::{hours, set_offered_load, Job};
+use topology_nvl72::sim::calibration::ensemble;
+use topology_nvl72::sim::job::{hours, set_offered_load, Job, HOUR};
 use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::plot;
 use topology_nvl72::sim::policy::{Placer, PolicyKind, SimRequest};
@@ -132,6 +133,25 @@ impl Topo {
 /// default 30 s would be hours) at one-second resolution.
 const SCHED_PARAMS: &str = "bf_interval=1,bf_resolution=1,bf_max_job_test=500";
 
+/// Tick phases a prediction averages (`calibration::ensemble`).
+pub const ENSEMBLE: usize = 8;
+
+/// How much longer than its `sleep` a job holds its trays in a replay lab, real seconds:
+/// from `sched: Allocate` (or backfill's `Started`) to `_job_complete ... done` the median
+/// was 85-104 ms over the sleep in every lab of the calibration set (launch and completion
+/// on a loaded 2-core host).
+const LAB_RUN_OVERHEAD_S: f64 = 0.1;
+
+/// [`LAB_RUN_OVERHEAD_S`] in simulated time.
+pub fn lab_run_overhead(scale: f64) -> u64 {
+    (LAB_RUN_OVERHEAD_S * 1000.0 * scale).round() as u64
+}
+
+/// The labs' `bf_window` (Slurm's default, one real day) in simulated time.
+pub fn lab_bf_window(scale: f64) -> u64 {
+    (24.0 * HOUR as f64 * scale).round() as u64
+}
+
 #[derive(Serialize)]
 struct ReplayReport {
     workload: WorkloadInfo,
@@ -142,9 +162,15 @@ struct ReplayReport {
     tray_events: usize,
     /// Real Slurm (labelled) then the simulator's prediction for the same stream.
     policies: Vec<PolicyReport>,
-    /// The simulator's occupancy while jobs wait without the scheduling tick.
-    without_tick: Vec<(PolicyKind, Option<f64>)>,
+    /// The simulator's occupancy while jobs wait: the mean over [`ENSEMBLE`] tick phases, and
+    /// the range of the phases in points.
+    prediction: Vec<(PolicyKind, Option<(f64, f64)>)>,
     fidelity: Vec<(Topo, Fidelity)>,
+    /// slurmctld's scheduling settings in every lab, which the prediction assumes.
+    slurm_settings: String,
+    /// The stream exactly as Slurm got it, in simulated time: `nvl72 calibrate` predicts it
+    /// again with a later simulator.
+    stream: Vec<Job>,
 }
 
 pub fn replay(a: &ReplayArgs) -> Result<(), String> {
@@ -193,16 +219,23 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         schedule.tray_events.len()
     );
     let models: Vec<PolicyKind> = a.topologies.iter().map(|t| t.model()).collect();
-    // The prediction as the simulator makes it (a pass after every event), and corrected
-    // for slurmctld's one-second scheduling tick, which compression stretches.
-    let instant = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
+    // slurmctld's one-second scheduling tick, which compression stretches.
     cfg.sched_period = Some((1000.0 * a.tick_s * scale).round() as u64);
     // A requeued job's begin time is one second after the requeue (see the module docs).
     cfg.requeue_delay = Some((1000.0 * scale).round() as u64);
+    cfg.bf_window = Some(lab_bf_window(scale));
+    cfg.run_overhead = Some(lab_run_overhead(scale));
+    // The tables: one tick phase. The occupancy compared: the mean over the phases.
     let predicted = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
+    let prediction = ensemble(&cfg, &schedule.stream, &models, ENSEMBLE);
+    let assumptions = format!(
+        "slurmctld in every lab: SchedulerParameters={SCHED_PARAMS}, Slurm's defaults otherwise\nsimulator: {}",
+        cfg.describe_scheduler()
+    );
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
-        println!("{}", comparison(&[], &predicted, &instant, &[]));
+        println!("{}", comparison(&[], &models, &prediction, &[]));
+        println!("{assumptions}");
         return Ok(());
     }
 
@@ -210,7 +243,8 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let mut all = real.clone();
     all.extend(predicted.iter().cloned());
     print!("{}", table(&info, &cfg, all.clone()));
-    println!("{}", comparison(&real, &predicted, &instant, &fidelity));
+    println!("{}", comparison(&real, &models, &prediction, &fidelity));
+    println!("{assumptions}");
     let title = format!(
         "{} ({} jobs, load {:.2}) on {} racks, failures: {}: real Slurm (solid) vs simulator (dashed)",
         info.name,
@@ -231,11 +265,10 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         jobs_left_out: left_out,
         tray_events: schedule.tray_events.len(),
         policies: all,
-        without_tick: instant
-            .iter()
-            .map(|r| (r.policy, r.occupancy_while_waiting))
-            .collect(),
+        prediction: models.iter().copied().zip(prediction).collect(),
         fidelity,
+        slurm_settings: SCHED_PARAMS.to_string(),
+        stream: schedule.stream.clone(),
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
     std::fs::write(a.out.join("replay.json"), &json).map_err(|e| e.to_string())?;
@@ -304,6 +337,13 @@ fn run_labs(
             &log,
         )
         .map_err(|e| e.to_string())?;
+        // What the driver saw besides the log, to measure the run again later.
+        let saved = serde_json::to_string(&observed).map_err(|e| e.to_string())?;
+        std::fs::write(
+            a.out.join(format!("{}-observed.json", lab.topo.name())),
+            saved,
+        )
+        .map_err(|e| e.to_string())?;
         let events = parse_log(&log)?;
         let (r, fid) = report(
             schedule,
@@ -354,6 +394,7 @@ fn table(info: &WorkloadInfo, cfg: &SimConfig, policies: Vec<PolicyReport>) -> S
         workload: info.clone(),
         sim: cfg.clone(),
         policies,
+        error_band: None,
     }
     .to_table()
 }
@@ -361,8 +402,8 @@ fn table(info: &WorkloadInfo, cfg: &SimConfig, policies: Vec<PolicyReport>) -> S
 /// Real against predicted, per plugin, and the targets of the replay.
 fn comparison(
     real: &[PolicyReport],
-    predicted: &[PolicyReport],
-    instant: &[PolicyReport],
+    models: &[PolicyKind],
+    prediction: &[Option<(f64, f64)>],
     fidelity: &[(Topo, Fidelity)],
 ) -> String {
     use std::fmt::Write;
@@ -372,28 +413,25 @@ fn comparison(
         (Some(a), Some(b)) => format!("{:+.2}", (a - b) * 100.0),
         _ => "-".into(),
     };
-    let mut out = String::from(
-        "\nGPU occupancy while jobs wait: real Slurm vs the simulator on the same stream, with \
-         slurmctld's 1 s scheduling tick (and with a pass after every event)\n",
+    let mut out = format!(
+        "\nGPU occupancy while jobs wait: real Slurm vs the simulator on the same stream (the mean \
+         of {ENSEMBLE} runs whose passes fall at spread phases of slurmctld's 1 s tick)\n"
     );
-    for (i, (p, q)) in predicted.iter().zip(instant).enumerate() {
+    for (i, (k, p)) in models.iter().zip(prediction).enumerate() {
         let r = real.get(i);
+        let mean = p.map(|p| p.0);
         let _ = writeln!(
             out,
-            "  {:<6} real {:>7}  simulator {:>7} ({} points)  without the tick {:>7} ({} points)",
-            p.policy.to_string(),
+            "  {:<6} real {:>7}  simulator {:>7} ({} points; the phases range over {} points)",
+            k.to_string(),
             r.map_or("-".into(), |r| pct(occ(r))),
-            pct(occ(p)),
-            points(r.and_then(occ), occ(p)),
-            pct(occ(q)),
-            points(r.and_then(occ), occ(q)),
+            pct(mean),
+            points(r.and_then(occ), mean),
+            p.map_or("-".into(), |p| format!("{:.1}", p.1)),
         );
     }
-    let rank = |rs: &[PolicyReport]| {
-        let mut v: Vec<(String, f64)> = rs
-            .iter()
-            .map(|r| (r.name(), r.occupancy_while_waiting.unwrap_or(0.0)))
-            .collect();
+    let rank = |rs: &[(String, f64)]| {
+        let mut v = rs.to_vec();
         v.sort_by(|a, b| b.1.total_cmp(&a.1));
         v.into_iter()
             .map(|(n, _)| n)
@@ -401,9 +439,18 @@ fn comparison(
             .join(" > ")
     };
     if !real.is_empty() {
-        let _ = writeln!(out, "ranking, real Slurm: {}", rank(real));
+        let named: Vec<(String, f64)> = real
+            .iter()
+            .map(|r| (r.name(), occ(r).unwrap_or(0.0)))
+            .collect();
+        let _ = writeln!(out, "ranking, real Slurm: {}", rank(&named));
     }
-    let _ = writeln!(out, "ranking, simulator:  {}", rank(predicted));
+    let named: Vec<(String, f64)> = models
+        .iter()
+        .zip(prediction)
+        .map(|(k, p)| (k.to_string(), p.map_or(0.0, |p| p.0)))
+        .collect();
+    let _ = writeln!(out, "ranking, simulator:  {}", rank(&named));
     for (topo, f) in fidelity {
         let _ = writeln!(
             out,

@@ -1,0 +1,230 @@
+//! `nvl72 calibrate`: the simulator as it is now, against real replays made earlier
+//! (`nvl72 replay --json`, `scripts/replays.sh`). Each report carries the stream exactly as
+//! Slurm got it and the simulator settings the replay assumed, so every prediction is made
+//! again and compared with the real run; the summary is per plugin, with and without failures.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Deserialize;
+
+use topology_nvl72::sim::calibration::{ensemble, spread, Calibration, Prediction, Replay};
+use topology_nvl72::sim::job::Job;
+use topology_nvl72::sim::policy::PolicyKind;
+use topology_nvl72::sim::scheduler::Backfill;
+use topology_nvl72::sim::simulation::SimConfig;
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// `nvl72 replay --json` reports (`scripts/replays.sh` leaves one per workload)
+    #[arg(required = true)]
+    reports: Vec<PathBuf>,
+    /// Write the summary as JSON (`src/sim/calibration.json` is the one `simulate` quotes)
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Predict with this backfill model instead of the one each replay assumed
+    #[arg(long, value_enum)]
+    backfill: Option<Backfill>,
+    /// Predict with jobs holding their trays this many real seconds longer than they run
+    #[arg(long, value_name = "SECONDS")]
+    run_overhead_s: Option<f64>,
+    /// Runs per prediction, their scheduling passes at evenly spread phases of the tick
+    #[arg(long, default_value_t = super::replay::ENSEMBLE)]
+    members: usize,
+}
+
+/// The parts of a replay report that calibration reads.
+#[derive(Deserialize)]
+struct Saved {
+    sim: SimConfig,
+    scale: f64,
+    tray_events: usize,
+    #[serde(default)]
+    slurm_settings: Option<String>,
+    stream: Vec<Job>,
+    policies: Vec<SavedPolicy>,
+}
+
+#[derive(Deserialize)]
+struct SavedPolicy {
+    policy: PolicyKind,
+    label: Option<String>,
+    occupancy_while_waiting: Option<f64>,
+}
+
+fn read(path: &Path) -> Result<(Saved, String), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let saved: Saved = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not a replay report with its stream (from `nvl72 replay --json` of this version): {e}",
+            path.display()
+        )
+    })?;
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let date = humantime::format_rfc3339_seconds(modified).to_string()[..10].to_string();
+    Ok((saved, date))
+}
+
+/// Predicts one saved replay again; its stream, for finding runs of the same stream.
+fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String> {
+    let real: Vec<(PolicyKind, f64)> = saved
+        .policies
+        .iter()
+        .filter(|p| p.label.is_some())
+        .filter_map(|p| Some((p.policy, p.occupancy_while_waiting?)))
+        .collect();
+    if real.is_empty() {
+        return Err(format!(
+            "{}: no real run in it (a --dry-run report?)",
+            path.display()
+        ));
+    }
+    let models: Vec<PolicyKind> = real.iter().map(|&(k, _)| k).collect();
+    let predicted = ensemble(&saved.sim, &saved.stream, &models, members);
+    let plugins = real
+        .iter()
+        .zip(&predicted)
+        .filter_map(|(&(policy, real), p)| {
+            Some(Prediction {
+                policy,
+                real,
+                predicted: p.as_ref()?.0,
+            })
+        })
+        .collect();
+    Ok(Replay {
+        name: path
+            .file_stem()
+            .map_or("?".into(), |s| s.to_string_lossy().into_owned()),
+        racks: saved.sim.racks,
+        with_failures: saved.tray_events > 0,
+        plugins,
+    })
+}
+
+pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+    let mut replays = Vec::new();
+    let mut streams: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut dates = Vec::new();
+    let mut settings = Vec::new();
+    for path in &a.reports {
+        let (mut saved, date) = read(path)?;
+        if let Some(b) = a.backfill {
+            saved.sim.backfill = b;
+        }
+        // Reports from before these were modelled: the labs' own values.
+        saved.sim.bf_window = saved
+            .sim
+            .bf_window
+            .or(Some(super::replay::lab_bf_window(saved.scale)));
+        saved.sim.run_overhead = saved
+            .sim
+            .run_overhead
+            .or(Some(super::replay::lab_run_overhead(saved.scale)));
+        if let Some(s) = a.run_overhead_s {
+            saved.sim.run_overhead = Some((s * 1000.0 * saved.scale).round() as u64);
+        }
+        let replay = predict(path, &saved, a.members)?;
+        let key = serde_json::to_string(&saved.stream).map_err(|e| e.to_string())?;
+        streams.entry(key).or_default().push(replays.len());
+        dates.push(date);
+        settings.extend(saved.slurm_settings.clone());
+        replays.push(replay);
+    }
+    let same: Vec<Vec<usize>> = streams.into_values().filter(|ids| ids.len() > 1).collect();
+    let real_spread = same
+        .iter()
+        .filter_map(|ids| spread(&ids.iter().map(|&i| &replays[i]).collect::<Vec<_>>()))
+        .reduce(f64::max);
+    let same: Vec<Vec<String>> = same
+        .iter()
+        .map(|ids| ids.iter().map(|&i| replays[i].name.clone()).collect())
+        .collect();
+    dates.sort();
+    let date = dates.last().cloned().unwrap_or_default();
+    settings.sort();
+    settings.dedup();
+    let c = Calibration::new(date, replays, real_spread);
+    print!("{}", table(&c, &settings, &same));
+    if let Some(path) = &a.write {
+        let json = serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?;
+        std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "Occupancy while jobs wait: real slurmctld vs the simulator as it is now\n\n\
+         | Replay | Racks | Failures | Plugin | Real % | Simulator % | Real − sim, points |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in &c.replays {
+        for (i, p) in r.plugins.iter().enumerate() {
+            let (name, racks, fail) = if i == 0 {
+                (
+                    r.name.as_str(),
+                    r.racks.to_string(),
+                    if r.with_failures { "yes" } else { "no" },
+                )
+            } else {
+                ("", String::new(), "")
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {racks} | {fail} | {} | {:.2} | {:.2} | {:+.2} |",
+                p.policy,
+                p.real * 100.0,
+                p.predicted * 100.0,
+                p.error_points()
+            );
+        }
+    }
+    out.push_str(
+        "\n| Group | Plugin | Replays | Mean real − sim | Mean abs | Max abs | Within 3 points |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for (label, g) in [
+        ("no failures", &c.without_failures),
+        ("failures", &c.with_failures),
+    ] {
+        for p in &g.per_plugin {
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {} | {:+.2} | {:.2} | {:.2} | {} of {} |",
+                p.policy, p.replays, p.mean, p.mean_abs, p.max_abs, p.within_3, p.replays
+            );
+        }
+    }
+    out.push('\n');
+    for names in same {
+        let _ = writeln!(out, "same stream: {}", names.join(", "));
+    }
+    match c.real_spread {
+        Some(s) => {
+            let _ = writeln!(
+                out,
+                "real run-to-run spread: {s:.2} points (the largest difference for one plugin between runs of one stream)"
+            );
+        }
+        None => out.push_str("real run-to-run spread: unknown (no stream was run twice)\n"),
+    }
+    let _ = writeln!(
+        out,
+        "ranking of the plugins held in {} of {} replays where the real runs differ by more than the spread",
+        c.ranking_held, c.ranked
+    );
+    for with in [false, true] {
+        if let Some(b) = c.band(with) {
+            let _ = writeln!(out, "band: {b}");
+        }
+    }
+    for s in settings {
+        let _ = writeln!(out, "slurmctld SchedulerParameters in every lab: {s}");
+    }
+    out
+}
