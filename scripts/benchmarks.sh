@@ -6,6 +6,11 @@
 #   ONLY=syn bash scripts/benchmarks.sh        # one workload: syn, seg, gpu, phi, phg or ph4
 #   OUT=/tmp/bench SEEDS="1 2" bash scripts/benchmarks.sh
 #   POLICIES=nvl72,nvl72-balanced LOADS=1.2 LAMBDAS="0.02 0.05" bash scripts/benchmarks.sh   # an A/B
+#   BACKFILL=conservative ONLY=phi bash scripts/benchmarks.sh   # Slurm's backfill (slow at 278 racks)
+#
+# The tables of docs/benchmarks.md were made with the simulator's EASY backfill, which keeps
+# this matrix at 10 minutes; `simulate`'s default is Slurm's own (docs/benchmarks.md, "The
+# model"), 20-100 times slower on the 278-rack, overloaded configurations.
 #
 # JSON reports are kept in $OUT (default target/bench-results) for later `nvl72 summarize`.
 set -euo pipefail
@@ -17,6 +22,7 @@ ONLY=${ONLY:-}
 POLICIES=${POLICIES:-nvl72,block,naive,nvl72-start-now}
 LOADS=${LOADS:-0.9 1.2}
 LAMBDAS=${LAMBDAS:-0 0.02 0.05}
+BACKFILL=${BACKFILL:-easy}
 B=${CARGO_TARGET_DIR:-target}/release/nvl72
 
 cargo build --release --bin nvl72 >&2
@@ -40,7 +46,7 @@ for w in syn seg gpu phi phg ph4; do
                 f="$OUT/$w-$load-$lam-$seed.json"
                 # shellcheck disable=SC2086 # WORKLOAD holds several arguments
                 $B simulate ${WORKLOAD[$w]} --load "$load" --lambda "$lam" --seed "$seed" \
-                    --policies "$POLICIES" --no-timing --quiet --json "$f" >/dev/null
+                    --policies "$POLICIES" --backfill "$BACKFILL" --no-timing --quiet --json "$f" >/dev/null
                 files+=("$f")
             done
             title="TITLE_$w"

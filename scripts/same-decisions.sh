@@ -8,6 +8,8 @@
 #   bash scripts/same-decisions.sh /tmp/nvl72-before target/release/nvl72
 # NEW_FIELDS="a,b": report fields the new build adds; they are removed (at any depth) before
 # the comparison, which is then of the reports as jq prints them.
+# AFTER_ARGS="...": extra `simulate` arguments for the new build only, e.g. `--backfill easy`
+# against a build from before the calibrated scheduler model (with NEW_FIELDS=backfill,bf_window,tick_phase).
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE_NVL72 AFTER_NVL72" >&2; exit 2; }
 BEFORE=$(realpath "$1") AFTER=$(realpath "$2")
@@ -31,10 +33,10 @@ without_new() {
 for w in "${!WORKLOAD[@]}"; do
     for lam in 0 0.05; do
         for bin in before after; do
-            b=$BEFORE; [ $bin = after ] && b=$AFTER
-            # shellcheck disable=SC2086 # WORKLOAD holds several arguments
+            b=$BEFORE extra=""; [ $bin = after ] && b=$AFTER extra=${AFTER_ARGS:-}
+            # shellcheck disable=SC2086 # WORKLOAD and extra hold several arguments
             "$b" simulate ${WORKLOAD[$w]} --load 1.2 --lambda "$lam" --seed 1 \
-                --policies "$POLICIES" --no-timing --quiet --json "$OUT/$w-$lam-$bin.json" >/dev/null
+                --policies "$POLICIES" --no-timing --quiet --json "$OUT/$w-$lam-$bin.json" $extra >/dev/null
         done
         if cmp -s <(without_new "$OUT/$w-$lam-before.json") <(without_new "$OUT/$w-$lam-after.json"); then
             same=$((same + 1))

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::job::Job;
 use super::policy::PolicyKind;
+use super::scheduler::Backfill;
 use super::simulation::{simulate_all, SimConfig};
 
 /// Occupancy while jobs wait, per model: the mean over `members` runs whose scheduling
@@ -97,6 +98,8 @@ pub struct GroupError {
 pub struct Calibration {
     /// When the real replays ran (the newest report's date, `YYYY-MM-DD`).
     pub date: String,
+    /// The backfill model the predictions used.
+    pub backfill: Backfill,
     pub without_failures: GroupError,
     pub with_failures: GroupError,
     /// The largest real difference for one plugin between two runs of one stream, in points.
@@ -111,7 +114,12 @@ pub struct Calibration {
 
 impl Calibration {
     /// Summarizes `replays`; `real_spread` from runs of the same stream (see [`spread`]).
-    pub fn new(date: String, replays: Vec<Replay>, real_spread: Option<f64>) -> Calibration {
+    pub fn new(
+        date: String,
+        backfill: Backfill,
+        replays: Vec<Replay>,
+        real_spread: Option<f64>,
+    ) -> Calibration {
         let group = |f: bool| {
             let of: Vec<&Replay> = replays.iter().filter(|r| r.with_failures == f).collect();
             group_error(&of)
@@ -133,6 +141,7 @@ impl Calibration {
             .count();
         Calibration {
             date,
+            backfill,
             without_failures: group(false),
             with_failures: group(true),
             real_spread,
@@ -151,19 +160,29 @@ impl Calibration {
         };
         (g.replays > 0).then(|| {
             format!(
-                "±{:.1} points (mean; at most {:.1}) from {} real slurmctld replays {} failures, {}",
+                "±{:.1} points (mean; at most {:.1}) from {} real slurmctld replays {} failures, {}, {} backfill model",
                 g.mean_abs,
                 g.max_abs,
                 g.replays,
                 if with_failures { "with" } else { "without" },
-                self.date
+                self.date,
+                match self.backfill {
+                    Backfill::Conservative => "Slurm's",
+                    Backfill::Easy => "EASY",
+                }
             )
         })
     }
 
-    /// The calibration shipped with this build (`calibration.json` beside this file).
-    pub fn shipped() -> Option<Calibration> {
-        serde_json::from_str(include_str!("calibration.json")).ok()
+    /// The calibration shipped with this build for a backfill model: `calibration.json`
+    /// (Slurm's, as replays predict) or `calibration-easy.json` beside this file, both from
+    /// the same replays (`nvl72 calibrate --backfill easy --write ...`).
+    pub fn shipped(backfill: Backfill) -> Option<Calibration> {
+        let text = match backfill {
+            Backfill::Conservative => include_str!("calibration.json"),
+            Backfill::Easy => include_str!("calibration-easy.json"),
+        };
+        serde_json::from_str(text).ok()
     }
 }
 
@@ -271,7 +290,7 @@ mod tests {
             replay("b", false, &[(Nvl72, 0.82, 0.83), (Block, 0.70, 0.70)]),
             replay("c", true, &[(Nvl72, 0.60, 0.70)]),
         ];
-        let c = Calibration::new("2026-12-01".into(), set, None);
+        let c = Calibration::new("2026-12-01".into(), Backfill::Conservative, set, None);
         let nvl72 = &c.without_failures.per_plugin[0];
         assert_eq!(nvl72.policy, Nvl72);
         assert!((nvl72.mean - 0.5).abs() < 1e-9, "(+2 - 1) / 2");
@@ -297,7 +316,7 @@ mod tests {
             // 5 points apart, the simulator puts them the other way round.
             replay("wrong", false, &[(Nvl72, 0.80, 0.75), (Naive, 0.85, 0.74)]),
         ];
-        let c = Calibration::new("d".into(), set, Some(2.0));
+        let c = Calibration::new("d".into(), Backfill::Conservative, set, Some(2.0));
         assert_eq!((c.ranking_held, c.ranked), (1, 2));
     }
 
@@ -311,6 +330,7 @@ mod tests {
 
     #[test]
     fn the_shipped_calibration_parses() {
-        assert!(Calibration::shipped().is_some());
+        assert!(Calibration::shipped(Backfill::Conservative).is_some());
+        assert!(Calibration::shipped(Backfill::Easy).is_some());
     }
 }

@@ -432,6 +432,53 @@ mod tests {
         assert!(starts[2].trays.iter().all(|&t| t >= 18));
     }
 
+    /// Two racks. Rack 1 is busy until 10 h; rack 2 has 10 trays busy until 1 h and 8 free.
+    /// The head (36 trays) reserves everything at 10 h; job B (16 trays, 5 h) reserves 16 of
+    /// rack 2's trays at 1 h; job C (8 trays, 3 h) fits the 8 free trays now and ends long
+    /// before the head. EASY starts C; Slurm's backfill does not, since C would delay B, and
+    /// reserves C a later slot instead.
+    #[test]
+    fn slurms_backfill_starts_no_job_that_would_delay_any_reservation() {
+        let rack1: Vec<usize> = (0..18).collect();
+        let rack2_busy: Vec<usize> = (18..28).collect();
+        let mut free = vec![true; 36];
+        for &t in rack1.iter().chain(&rack2_busy) {
+            free[t] = false;
+        }
+        let running = [
+            Running {
+                expected_end: HOUR,
+                trays: &rack2_busy,
+            },
+            Running {
+                expected_end: 10 * HOUR,
+                trays: &rack1,
+            },
+        ];
+        let jobs = vec![job(0, 36, 1), job(1, 16, 5), job(2, 8, 3)];
+        let plan = |backfill| {
+            let mut placer = Placer::new(PolicyKind::Naive, 2, 18, &Policy::default(), false);
+            run_pass_planned(
+                &Pass {
+                    now: 0,
+                    jobs: &jobs,
+                    queue: &[0, 1, 2],
+                    free: &free,
+                    running: &running,
+                    bf_depth: 100,
+                    backfill,
+                    bf_window: Millis::MAX,
+                },
+                &mut placer,
+            )
+        };
+        assert_eq!(started(&plan(Backfill::Easy).starts), vec![2]);
+        let slurm = plan(Backfill::Conservative);
+        assert_eq!(started(&slurm.starts), Vec::<usize>::new());
+        // Every job got a reservation: the head, B, and C itself (rack 2 from 6 h to 9 h).
+        assert_eq!(slurm.reserved.len(), 36 + 16 + 8);
+    }
+
     #[test]
     fn no_reservation_when_the_head_can_never_fit() {
         let free = vec![true; 18];

@@ -110,11 +110,13 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
     let mut streams: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     let mut dates = Vec::new();
     let mut settings = Vec::new();
+    let mut backfill = Backfill::Conservative;
     for path in &a.reports {
         let (mut saved, date) = read(path)?;
         if let Some(b) = a.backfill {
             saved.sim.backfill = b;
         }
+        backfill = saved.sim.backfill;
         // Reports from before these were modelled: the labs' own values.
         saved.sim.bf_window = saved
             .sim
@@ -147,7 +149,7 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
     let date = dates.last().cloned().unwrap_or_default();
     settings.sort();
     settings.dedup();
-    let c = Calibration::new(date, replays, real_spread);
+    let c = Calibration::new(date, backfill, replays, real_spread);
     print!("{}", table(&c, &settings, &same));
     if let Some(path) = &a.write {
         let json = serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?;

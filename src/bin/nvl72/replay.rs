@@ -27,6 +27,7 @@ use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::plot;
 use topology_nvl72::sim::policy::{Placer, PolicyKind, SimRequest};
 use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
+use topology_nvl72::sim::scheduler::Backfill;
 use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 
 use super::{build_workload, workload_info, WorkloadArgs};
@@ -184,6 +185,8 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         return Err("--topologies: name at least one of nvl72, block, none".into());
     }
     let mut cfg = a.w.sim_config(racks)?;
+    // The labs' own algorithm unless asked otherwise: replays are small enough for it.
+    cfg.backfill = a.w.backfill.unwrap_or(Backfill::Conservative);
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
     let (jobs, name, details) = build_workload(&a.w, healthy)?;
     let drawn = jobs.len();
