@@ -336,7 +336,7 @@ impl Placer {
             Kind::Block(cfg) => {
                 latency.time(|| block::evaluate(cfg, free, trays, ask.segment).ok())
             }
-            Kind::Naive => latency.time(|| first_fit(free, trays)),
+            Kind::Naive => latency.time(|| consecutive_best_fit(free, trays)),
         }
     }
 
@@ -378,15 +378,53 @@ fn seconds(t: Millis) -> u32 {
 }
 
 /// The first `n` free trays in index order, wherever they are.
-pub fn first_fit(free: &[bool], n: usize) -> Option<Vec<usize>> {
-    let nodes: Vec<usize> = free
-        .iter()
-        .enumerate()
-        .filter(|(_, &f)| f)
-        .map(|(i, _)| i)
-        .take(n)
-        .collect();
-    (nodes.len() == n).then_some(nodes)
+/// Slurm's own choice without a topology plugin (`eval_nodes`' consecutive blocks in
+/// `src/plugins/topology/common/eval_nodes.c`, equal node weights, whole nodes): among the
+/// runs of consecutive free trays, the smallest that holds what is left of the job, or else
+/// the largest (the first on ties), taken from its start; repeated until the job has its
+/// trays. So Slurm splits fewer jobs than a first fit, and packs small jobs into small holes.
+pub fn consecutive_best_fit(free: &[bool], n: usize) -> Option<Vec<usize>> {
+    if free.iter().filter(|&&f| f).count() < n {
+        return None;
+    }
+    let mut free = free.to_vec();
+    let mut nodes = Vec::with_capacity(n);
+    while nodes.len() < n {
+        let left = n - nodes.len();
+        let mut best: Option<(usize, usize)> = None; // (start, length)
+        let mut i = 0;
+        while i < free.len() {
+            if !free[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < free.len() && free[i] {
+                i += 1;
+            }
+            let len = i - start;
+            let better = match best {
+                None => true,
+                Some((_, b)) => {
+                    let (enough, best_enough) = (len >= left, b >= left);
+                    if enough {
+                        !best_enough || len < b
+                    } else {
+                        len > b
+                    }
+                }
+            };
+            if better {
+                best = Some((start, len));
+            }
+        }
+        let (start, len) = best?;
+        let taken = start..start + len.min(left);
+        free[taken.clone()].fill(false);
+        nodes.extend(taken);
+    }
+    nodes.sort_unstable();
+    Some(nodes)
 }
 
 #[cfg(test)]
@@ -397,21 +435,28 @@ mod tests {
         Placer::new(kind, racks, 18, &Policy::default(), false)
     }
 
+    /// Free: tray 0, tray 2, and trays 4-35 (a run of 32 that straddles the racks).
     #[test]
-    fn naive_is_first_fit_in_index_order() {
+    fn naive_takes_the_tightest_run_of_consecutive_free_trays_as_slurm_does() {
         let mut free = vec![true; 36];
         free[1] = false;
         free[3] = false;
         let mut p = placer(PolicyKind::Naive, 2);
+        assert_eq!(p.place(&free, SimRequest::nodes(1, None)), Some(vec![0]));
         assert_eq!(
             p.place(&free, SimRequest::nodes(4, None)),
-            Some(vec![0, 2, 4, 5])
+            Some(vec![4, 5, 6, 7]),
+            "the only run that holds 4, not the first free trays"
         );
         // It straddles racks without a second thought and ignores segments.
         assert_eq!(
             p.place(&free, SimRequest::nodes(20, Some(10))).unwrap()[15..],
-            [17, 18, 19, 20, 21]
+            [19, 20, 21, 22, 23]
         );
+        // No run holds 33: the largest run first, then the tightest for the rest.
+        let mut most: Vec<usize> = vec![0];
+        most.extend(4..36);
+        assert_eq!(p.place(&free, SimRequest::nodes(33, None)), Some(most));
         assert_eq!(p.place(&free, SimRequest::nodes(35, None)), None);
         assert!(!p.never_runnable(SimRequest::nodes(20, Some(3))));
         assert!(p.never_runnable(SimRequest::nodes(37, None)));

@@ -42,6 +42,9 @@ struct Saved {
     tray_events: usize,
     #[serde(default)]
     slurm_settings: Option<String>,
+    /// When the replay ran (`YYYY-MM-DD`); older reports: the file's time.
+    #[serde(default)]
+    date: Option<String>,
     stream: Vec<Job>,
     policies: Vec<SavedPolicy>,
 }
@@ -61,10 +64,15 @@ fn read(path: &Path) -> Result<(Saved, String), String> {
             path.display()
         )
     })?;
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let date = humantime::format_rfc3339_seconds(modified).to_string()[..10].to_string();
+    let date = match &saved.date {
+        Some(d) => d.clone(),
+        None => {
+            let modified = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            super::replay::day(modified)
+        }
+    };
     Ok((saved, date))
 }
 

@@ -172,6 +172,13 @@ struct ReplayReport {
     /// The stream exactly as Slurm got it, in simulated time: `nvl72 calibrate` predicts it
     /// again with a later simulator.
     stream: Vec<Job>,
+    /// When the replay ran, `YYYY-MM-DD` (UTC).
+    date: String,
+}
+
+/// `YYYY-MM-DD` of a time, UTC.
+pub fn day(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()[..10].to_string()
 }
 
 pub fn replay(a: &ReplayArgs) -> Result<(), String> {
@@ -272,6 +279,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         fidelity,
         slurm_settings: SCHED_PARAMS.to_string(),
         stream: schedule.stream.clone(),
+        date: day(std::time::SystemTime::now()),
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
     std::fs::write(a.out.join("replay.json"), &json).map_err(|e| e.to_string())?;
