@@ -3,8 +3,10 @@
 //! the band that `simulate` prints next to its own figures so that nobody reads a difference
 //! smaller than the simulator's error as a finding.
 //!
-//! The band shipped with the binary is `calibration.json` beside this file, written by
-//! `nvl72 calibrate --write src/sim/calibration.json` from the last full calibration run.
+//! The bands shipped with the binary are `calibration.json` (Slurm's backfill, as replays
+//! predict) and `calibration-easy.json` (EASY, `simulate`'s default) beside this file, written
+//! by `nvl72 calibrate tests/fixtures/calibration/*.json [--backfill easy] --write ...` from
+//! the last calibration run's reports; `tests/calibration.rs` checks they are up to date.
 
 use serde::{Deserialize, Serialize};
 

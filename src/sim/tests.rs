@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 
+use super::calibration;
 use super::failures::FailureModel;
 use super::idle::Cause;
 use super::job::{Job, HOUR, MINUTE};
@@ -315,4 +316,28 @@ fn a_requeued_job_waits_out_the_requeue_delay() {
         r.requeues
     );
     assert_ne!(r.wait[0].mean_h, plain.wait[0].mean_h);
+}
+
+/// A replay's prediction is the mean of runs whose passes fall at spread phases of the tick,
+/// and their range says how far one run may stray.
+#[test]
+fn a_prediction_is_the_mean_of_its_tick_phases() {
+    let mut cfg = config(6, 0.0, 1);
+    cfg.sched_period = Some(10 * MINUTE);
+    let jobs = workload(80, 6, 1.0, 1);
+    let phases: Vec<f64> = (0..4)
+        .map(|i| {
+            let mut c = cfg.clone();
+            c.tick_phase = 10 * MINUTE * i / 4;
+            simulate(&c, &jobs, PolicyKind::Nvl72, &|_| {})
+                .occupancy_while_waiting
+                .unwrap()
+        })
+        .collect();
+    let (mean, range) = calibration::ensemble(&cfg, &jobs, &[PolicyKind::Nvl72], 4)[0].unwrap();
+    assert!((mean - phases.iter().sum::<f64>() / 4.0).abs() < 1e-12);
+    let (lo, hi) = phases
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+    assert!((range - (hi - lo) * 100.0).abs() < 1e-9);
 }

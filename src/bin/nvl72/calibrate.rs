@@ -76,7 +76,7 @@ fn read(path: &Path) -> Result<(Saved, String), String> {
     Ok((saved, date))
 }
 
-/// Predicts one saved replay again; its stream, for finding runs of the same stream.
+/// Predicts one saved replay again with the simulator as it is now.
 fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String> {
     let real: Vec<(PolicyKind, f64)> = saved
         .policies
