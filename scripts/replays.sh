@@ -3,8 +3,8 @@
 # compressed in time and submitted to three real slurmctlds 24.11.5 at once (topology/nvl72,
 # topology/block, no topology plugin), next to the simulator's prediction for the same stream;
 # then `nvl72 calibrate` prints every prediction's error and the summary per plugin.
-# Two workloads run at a time (six labs, about 900 slurmd, 10 GB), about 13 minutes a pair on
-# 2 cores: the whole set of 16 takes about 105 minutes.
+# Two workloads run at a time (six labs, about 900 slurmd, 10 GB), 10-12 minutes a pair on
+# 2 cores: the whole set of 16 took 84 minutes.
 #
 #   bash scripts/replays.sh                  # the whole calibration set
 #   ONLY="syn-s1 ph4-s1" bash scripts/replays.sh   # a subset

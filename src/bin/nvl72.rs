@@ -45,7 +45,7 @@ mod replay;
 #[command(
     name = "nvl72",
     version,
-    about = "topology/nvl72 tools: live rack status, and the placement simulator (the nvl72 engine vs topology/block vs a naive first fit)"
+    about = "topology/nvl72 tools: live rack status, and the placement simulator (the nvl72 engine vs topology/block vs Slurm without a topology plugin)"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -1,6 +1,6 @@
 //! A trace-driven placement simulator: replays a job stream on a cluster of NVL72 racks
 //! under three policies side by side — this crate's engine (`nvl72`), a model of Slurm
-//! 24.11 topology/block (`block`), and a topology-naive first fit (`naive`) — with the same
+//! 24.11 topology/block (`block`), and topology-naive Slurm (`naive`: its consecutive best fit) — with the same
 //! failure timeline for each, and measures occupancy, stranded GPUs, locality, queue waits
 //! and decision latency. The `nvl72` binary (`src/bin/nvl72.rs`) is its command line; the
 //! method and results are in `docs/benchmarks.md`.

@@ -4,7 +4,7 @@
 //! - `nvl72`: this crate's engine, [`crate::placement::plan`], the very code the plugin runs;
 //!   the first (best) alternative is taken, as Slurm's selection accepts it for whole trays.
 //! - `block`: the model of Slurm 24.11 topology/block in [`super::block`].
-//! - `naive`: topology-unaware first fit over trays in index order.
+//! - `naive`: Slurm's own topology-unaware choice, the tightest run of consecutive free trays.
 //! - `nvl72-start-now` (not run by default): the engine with `multi_rack = "start-now"`, so
 //!   the cost of waiting for the fewest racks can be measured in the same run.
 //! - `nvl72-balanced` (not run by default): the engine with `multi_rack = "balanced"`.

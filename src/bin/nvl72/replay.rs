@@ -139,8 +139,8 @@ pub const ENSEMBLE: usize = 8;
 
 /// How much longer than its `sleep` a job holds its trays in a replay lab, real seconds:
 /// from `sched: Allocate` (or backfill's `Started`) to `_job_complete ... done` the median
-/// was 85-104 ms over the sleep in every lab of the calibration set (launch and completion
-/// on a loaded 2-core host).
+/// was 85-104 ms over the sleep in the six labs of the calibration set's `syn-s1` and
+/// `syn-s2` (launch and completion on a loaded 2-core host).
 const LAB_RUN_OVERHEAD_S: f64 = 0.1;
 
 /// [`LAB_RUN_OVERHEAD_S`] in simulated time.
