@@ -179,7 +179,7 @@ pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
     if pass.backfill == Backfill::Conservative {
         let mut later = vec![head];
         later.extend(queue.take(pass.bf_depth));
-        return conservative(pass, placer, free, starts, head_at, &later);
+        return conservative(pass, placer, &free.free, starts, head_at, &later);
     }
 
     let (shadow, reserved) =
@@ -215,7 +215,6 @@ pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
 
 /// A tray's future as backfill plans it: busy until `from` (0: free now; `MAX`: down), then
 /// free except for the reservations on it.
-#[derive(Clone, Default)]
 struct Future {
     from: Millis,
     reserved: Vec<(Millis, Millis)>,
@@ -233,13 +232,13 @@ impl Future {
 fn conservative(
     pass: &Pass<'_>,
     placer: &mut Placer,
-    mut free: Map,
+    free: &[bool],
     mut starts: Vec<Start>,
     head_at: usize,
     jobs: &[usize],
 ) -> Planned {
+    // The future map is all this pass plans on: a start sets its trays' `from`.
     let mut future: Vec<Future> = free
-        .free
         .iter()
         .map(|&f| Future {
             from: if f { 0 } else { Millis::MAX },
@@ -266,7 +265,7 @@ fn conservative(
     };
     let mut froms = sorted_from(&future);
     let mut reserved = Vec::new();
-    let mut map = Map::new(&vec![false; free.free.len()]);
+    let mut map = Map::new(&vec![false; free.len()]);
     let window_end = pass.now.saturating_add(pass.bf_window);
     // Per request shape: the limit and the start time (MAX: none in the window) the last job
     // of that shape got. The map only loses trays during a pass, so a job of the same shape
@@ -301,7 +300,6 @@ fn conservative(
             map.count = map.free.iter().filter(|&&f| f).count();
             if at == pass.now {
                 if let Some(trays) = try_start(placer, &map, job, pass.now) {
-                    free.take(&trays);
                     for &t in &trays {
                         future[t].from = end;
                     }
@@ -387,15 +385,21 @@ mod tests {
         starts.iter().map(|s| s.job).collect()
     }
 
+    /// `trays` trays, free except those of `busy`.
+    fn free_except(trays: usize, busy: &[&[usize]]) -> Vec<bool> {
+        let mut free = vec![true; trays];
+        for &t in busy.iter().copied().flatten() {
+            free[t] = false;
+        }
+        free
+    }
+
     #[test]
     fn fifo_stops_at_the_head_and_backfill_respects_its_reservation() {
         // Two racks. Rack 1: 10 trays busy until 2 h (job A). Rack 2: 12 trays busy until 5 h.
         let busy_a: Vec<usize> = (0..10).collect();
         let busy_b: Vec<usize> = (18..30).collect();
-        let mut free = vec![true; 36];
-        for &t in busy_a.iter().chain(&busy_b) {
-            free[t] = false;
-        }
+        let free = free_except(36, &[&busy_a, &busy_b]);
         let running = [
             Running {
                 expected_end: 2 * HOUR,
@@ -441,10 +445,7 @@ mod tests {
     fn slurms_backfill_starts_no_job_that_would_delay_any_reservation() {
         let rack1: Vec<usize> = (0..18).collect();
         let rack2_busy: Vec<usize> = (18..28).collect();
-        let mut free = vec![true; 36];
-        for &t in rack1.iter().chain(&rack2_busy) {
-            free[t] = false;
-        }
+        let free = free_except(36, &[&rack1, &rack2_busy]);
         let running = [
             Running {
                 expected_end: HOUR,
