@@ -434,7 +434,7 @@ impl<'a> Sim<'a> {
         self.progress_at = now;
         self.cluster.allocate(job, &trays);
         self.rec.started(j, now, &self.cluster.per_rack(&trays));
-        let held_for = (j.runtime + self.cfg.run_overhead.unwrap_or(0)).min(j.limit.max(j.runtime));
+        let held_for = (j.runtime + self.cfg.run_overhead.unwrap_or(0)).min(j.limit);
         self.events
             .push(Reverse((now + held_for, END, job, self.epoch[job])));
         self.running.insert(
