@@ -23,7 +23,7 @@ OUT=${OUT:-target/replay}
 MINUTES=${MINUTES:-8}
 SYN="--workload synthetic --jobs 200 --load 0.9"
 PH4="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
-LLM="--workload philly --trace ../shared/data/acme-kalos-llm-jobs.csv --load 0.9"
+LLM="--workload csv ../shared/data/acme-kalos-llm-jobs.csv --load 0.9"
 FAIL="--lambda 0.05"
 # name: arguments of `nvl72 replay` (8 racks unless --racks says otherwise). `syn-s1-again`
 # is `syn-s1` once more: the real run-to-run spread of one stream. `syn-s7` is the stream

@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Deserialize;
 
@@ -25,14 +25,12 @@ use topology_nvl72::sim::analytic;
 use topology_nvl72::sim::bench;
 use topology_nvl72::sim::calibration::Calibration;
 use topology_nvl72::sim::failures::FailureModel;
-use topology_nvl72::sim::job::{hours, offered_load, size_by_gpus, Job, HOUR};
-use topology_nvl72::sim::philly::{self, PhillySpec};
+use topology_nvl72::sim::job::HOUR;
 use topology_nvl72::sim::plot;
 use topology_nvl72::sim::policy::PolicyKind;
-use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
-use topology_nvl72::sim::scheduler::Backfill;
-use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
-use topology_nvl72::sim::synthetic::{self, SyntheticSpec};
+use topology_nvl72::sim::report::{describe_failures, RunReport};
+use topology_nvl72::sim::simulation::simulate_all;
+use topology_nvl72::sim::verdict::verdict;
 
 #[path = "nvl72/admin.rs"]
 mod admin;
@@ -40,6 +38,8 @@ mod admin;
 mod calibrate;
 #[path = "nvl72/replay.rs"]
 mod replay;
+#[path = "nvl72/workload.rs"]
+mod workload;
 
 #[derive(Parser)]
 #[command(
@@ -80,112 +80,10 @@ enum Cmd {
     Discover(admin::DiscoverArgs),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Workload {
-    Philly,
-    Synthetic,
-}
-
-/// The workload, the cluster and its failures: what `simulate` and `replay` share.
-#[derive(Args)]
-struct WorkloadArgs {
-    #[arg(long, value_enum, default_value = "synthetic")]
-    workload: Workload,
-    /// Philly CSV [default: ../shared/data/philly-multigpu-jobs.csv]
-    #[arg(long)]
-    trace: Option<PathBuf>,
-    /// Racks of 18 trays [default: 278 synthetic, 12 philly; replay: 8]
-    #[arg(long)]
-    racks: Option<usize>,
-    /// Jobs: synthetic jobs to draw [default: 3000], or the first N of the trace
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Offered load on the healthy trays [default: 0.9 synthetic; philly keeps its times]
-    #[arg(long)]
-    load: Option<f64>,
-    /// Philly: multiply each job's trays by F (rounded, at least 1)
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
-    scale_sizes: f64,
-    /// Synthetic: set a class's segment, e.g. `--segment 144+=16 --segment 8-16=none`
-    #[arg(long = "segment", value_name = "CLASS=K")]
-    segments: Vec<String>,
-    /// Synthetic: median run time, hours (log-normal)
-    #[arg(long, default_value_t = 1.5)]
-    runtime_median_h: f64,
-    /// Synthetic: sigma of the log-normal run time
-    #[arg(long, default_value_t = 1.2)]
-    runtime_sigma: f64,
-    /// Share of the jobs without --segment that are sized by GPUs (`--gpus=4*trays`, no
-    /// `-N`), as most ML users submit; the same jobs under every policy
-    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
-    gpu_sized: f64,
-    /// Steady-state probability that a tray is unavailable
-    #[arg(long, default_value_t = 0.0)]
-    lambda: f64,
-    /// Mean time to repair a tray, hours
-    #[arg(long, value_name = "HOURS", default_value_t = 72.0)]
-    mttr: f64,
-    /// Mean time between failures of a tray, hours (instead of --lambda)
-    #[arg(long, value_name = "HOURS", conflicts_with = "lambda")]
-    mtbf: Option<f64>,
-    /// Trays drawn down at the start stay down; no other failures
-    #[arg(long, conflicts_with = "mtbf")]
-    static_failures: bool,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Backfill depth (Slurm's bf_max_job_test)
-    #[arg(long, default_value_t = 500)]
-    bf_depth: usize,
-    /// Backfill's reservations: for every job it tests (`conservative`, Slurm's algorithm), or
-    /// the head's only (`easy`, 20-100 times faster on hundreds of racks) [default: replay
-    /// conservative, simulate easy]
-    #[arg(long, value_enum)]
-    backfill: Option<Backfill>,
-    /// Hold a job killed by tray failures more than N times (Slurm's MaxBatchRequeue);
-    /// -1: re-queue forever
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 5,
-        allow_negative_numbers = true
-    )]
-    max_requeue: i64,
-}
-
-impl WorkloadArgs {
-    fn failure_model(&self) -> Result<FailureModel, String> {
-        match self.mtbf {
-            Some(mtbf) if mtbf > 0.0 && self.mttr > 0.0 => Ok(FailureModel::OnOff {
-                mtbf_h: mtbf,
-                mttr_h: self.mttr,
-            }),
-            Some(_) => Err("--mtbf and --mttr must be positive".into()),
-            None => FailureModel::with_unavailability(
-                self.lambda,
-                (!self.static_failures).then_some(self.mttr),
-            ),
-        }
-    }
-
-    /// The simulator's configuration for `racks` racks (failures, seeds, backfill depth).
-    fn sim_config(&self, racks: usize) -> Result<SimConfig, String> {
-        if racks == 0 {
-            return Err("--racks must be at least 1".into());
-        }
-        let mut cfg = SimConfig::new(racks);
-        cfg.failures = self.failure_model()?;
-        cfg.seed = self.seed;
-        cfg.bf_depth = self.bf_depth;
-        cfg.backfill = self.backfill.unwrap_or(Backfill::Easy);
-        cfg.max_requeue = u32::try_from(self.max_requeue).ok();
-        Ok(cfg)
-    }
-}
-
 #[derive(Args)]
 struct SimulateArgs {
     #[command(flatten)]
-    w: WorkloadArgs,
+    w: workload::WorkloadArgs,
     /// Comma-separated: nvl72, block, naive, nvl72-start-now, nvl72-balanced (the engine
     /// with multi_rack = "start-now" or "balanced"), nvl72-end-tie, nvl72-end-align
     #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
@@ -308,10 +206,7 @@ fn main() -> ExitCode {
 }
 
 fn simulate(a: &SimulateArgs) -> Result<(), String> {
-    let racks = a.w.racks.unwrap_or(match a.w.workload {
-        Workload::Synthetic => 278,
-        Workload::Philly => 12,
-    });
+    let racks = a.w.racks_for_simulate()?;
     let mut cfg = a.w.sim_config(racks)?;
     cfg.timing = !a.no_timing;
     cfg.check_invariants = a.check;
@@ -322,21 +217,26 @@ fn simulate(a: &SimulateArgs) -> Result<(), String> {
     }
     let failures = cfg.failures;
     let healthy = cfg.trays() as f64 * (1.0 - failures.unavailability());
-    let (jobs, name, details) = build_workload(&a.w, healthy)?;
-    let info = workload_info(name, details, &jobs, healthy, cfg.gpus_per_tray);
+    let (jobs, name, details) = a.w.build(healthy)?;
+    let info = workload::workload_info(name, details, &jobs, healthy, cfg.gpus_per_tray);
 
     let bars = Bars::new(&a.policies, jobs.len(), a.quiet);
     let policies = simulate_all(&cfg, &jobs, &a.policies, !a.serial, &|k, done| {
         bars.set(k, done)
     });
     bars.finish();
+    let with_failures = !matches!(cfg.failures, FailureModel::None);
+    let calibration = Calibration::shipped(cfg.backfill);
     let report = RunReport {
         workload: info,
-        error_band: Calibration::shipped(cfg.backfill)
-            .and_then(|c| c.band(!matches!(cfg.failures, FailureModel::None))),
+        error_band: calibration.as_ref().and_then(|c| c.band(with_failures)),
         sim: cfg,
         policies,
     };
+    let margin = calibration.and_then(|c| c.margin(with_failures));
+    if let Some(v) = verdict(&report, margin) {
+        println!("{v}");
+    }
     print!("{}", report.to_table());
     if let Some(path) = &a.json {
         write(path, &report.to_json())?;
@@ -354,74 +254,6 @@ fn simulate(a: &SimulateArgs) -> Result<(), String> {
         write(path, &plot::svg(&report.policies, &title))?;
     }
     Ok(())
-}
-
-/// The workload's header for reports.
-fn workload_info(
-    name: &str,
-    details: serde_json::Value,
-    jobs: &[Job],
-    healthy: f64,
-    gpus_per_tray: usize,
-) -> WorkloadInfo {
-    WorkloadInfo {
-        name: name.into(),
-        details,
-        jobs: jobs.len(),
-        offered_load: offered_load(jobs, healthy),
-        span_h: hours(jobs.last().map_or(0, |j| j.submit)),
-        gpu_hours: jobs
-            .iter()
-            .map(|j| (j.trays * gpus_per_tray) as f64 * hours(j.runtime))
-            .sum(),
-    }
-}
-
-fn build_workload(
-    a: &WorkloadArgs,
-    healthy: f64,
-) -> Result<(Vec<Job>, &'static str, serde_json::Value), String> {
-    match a.workload {
-        Workload::Synthetic => {
-            let mut spec = SyntheticSpec::new(
-                a.jobs.unwrap_or(3000),
-                a.load.unwrap_or(0.9),
-                healthy,
-                a.seed,
-            );
-            spec.runtime_median_h = a.runtime_median_h;
-            spec.runtime_sigma = a.runtime_sigma;
-            for rule in &a.segments {
-                synthetic::set_segment(&mut spec.classes, rule)?;
-            }
-            let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
-            details["gpu_sized"] = a.gpu_sized.into();
-            let mut jobs = synthetic::generate(&spec)?;
-            size_by_gpus(&mut jobs, a.gpu_sized, a.seed);
-            Ok((jobs, "synthetic", details))
-        }
-        Workload::Philly => {
-            if !a.segments.is_empty() {
-                return Err("--segment applies to the synthetic workload only".into());
-            }
-            let path = a.trace.clone().unwrap_or_else(philly::default_trace_path);
-            let rows = philly::read(&path)?;
-            let spec = PhillySpec {
-                scale_sizes: a.scale_sizes,
-                load: a.load,
-                healthy_trays: healthy,
-                gpus_per_tray: 4,
-                max_jobs: a.jobs,
-                seed: a.seed,
-            };
-            let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
-            details["trace"] = serde_json::Value::String(path.display().to_string());
-            details["gpu_sized"] = a.gpu_sized.into();
-            let mut jobs = philly::workload(&rows, &spec)?;
-            size_by_gpus(&mut jobs, a.gpu_sized, a.seed);
-            Ok((jobs, "philly", details))
-        }
-    }
 }
 
 /// The `[policy]` table of a topology.toml, or of a file that holds only that table.

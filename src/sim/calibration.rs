@@ -153,6 +153,17 @@ impl Calibration {
         }
     }
 
+    /// The mean absolute error in points on occupancy while jobs wait, `None` when the set
+    /// has no such replays.
+    pub fn margin(&self, with_failures: bool) -> Option<f64> {
+        let g = if with_failures {
+            &self.with_failures
+        } else {
+            &self.without_failures
+        };
+        (g.replays > 0).then_some(g.mean_abs)
+    }
+
     /// The band `simulate` prints: one line, or `None` when the set has no such replays.
     pub fn band(&self, with_failures: bool) -> Option<String> {
         let g = if with_failures {

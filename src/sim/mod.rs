@@ -8,7 +8,8 @@
 //! | Module | One concept |
 //! |---|---|
 //! | [`job`] | A job: trays, `--segment`, submit time, run time, time limit; size classes |
-//! | [`philly`] | The Philly trace as a workload |
+//! | [`trace`] | A CSV job trace (Philly, the Kalos sample, a site's own) as a workload |
+//! | [`sacct`] | A site's job history, as `sacct` exports it from Slurm accounting, as a workload |
 //! | [`synthetic`] | The synthetic NVL72 job mix |
 //! | [`failures`] | Per-tray up/down processes |
 //! | [`cluster`] | Tray states: free, busy, down |
@@ -20,6 +21,7 @@
 //! | [`idle`] | Where the idle GPUs go: each free tray's cause while jobs wait |
 //! | [`latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
+//! | [`verdict`] | The plain-language verdict at the top of a report |
 //! | [`calibration`] | The simulator's measured error against real slurmctld replays |
 //! | [`analytic`] | The segment-size capacity formula and its check |
 //! | [`bench`] | Decision-latency scenarios |
@@ -35,13 +37,15 @@ pub mod idle;
 pub mod job;
 pub mod latency;
 pub mod metrics;
-pub mod philly;
 pub mod plot;
 pub mod policy;
 pub mod report;
+pub mod sacct;
 pub mod scheduler;
 pub mod simulation;
 pub mod synthetic;
+pub mod trace;
+pub mod verdict;
 
 #[cfg(test)]
 mod tests;

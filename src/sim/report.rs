@@ -49,6 +49,9 @@ impl RunReport {
             "workload: {}, {} jobs, offered load {:.2}, submissions over {:.1} h, {:.0} GPU-h",
             w.name, w.jobs, w.offered_load, w.span_h, w.gpu_hours
         );
+        if let Some(read) = w.details.get("read").and_then(|r| r.as_str()) {
+            let _ = writeln!(out, "input: {read}");
+        }
         let _ = writeln!(
             out,
             "cluster: {} racks x {} trays x {} GPUs; failures: {}; seed {}",

@@ -30,7 +30,7 @@ use topology_nvl72::sim::report::{describe_failures, RunReport, WorkloadInfo};
 use topology_nvl72::sim::scheduler::Backfill;
 use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 
-use super::{build_workload, workload_info, WorkloadArgs};
+use super::workload::{workload_info, WorkloadArgs};
 
 #[path = "replay_lab.rs"]
 mod lab;
@@ -48,7 +48,7 @@ pub struct ReplayArgs {
     minutes: f64,
     /// Simulated seconds per real second, instead of --minutes
     #[arg(long, conflicts_with = "minutes")]
-    time_scale: Option<f64>,
+    speed: Option<f64>,
     /// slurmctld's scheduling tick in real seconds, for the simulator's corrected prediction
     #[arg(long, default_value_t = 1.0)]
     tick_s: f64,
@@ -195,11 +195,11 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     // The labs' own algorithm unless asked otherwise: replays are small enough for it.
     cfg.backfill = a.w.backfill.unwrap_or(Backfill::Conservative);
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
-    let (jobs, name, details) = build_workload(&a.w, healthy)?;
+    let (jobs, name, details) = a.w.build(healthy)?;
     let drawn = jobs.len();
     let jobs = runnable_at_load(jobs, racks, healthy, a.w.load);
     let left_out = drawn - jobs.len();
-    let scale = match a.time_scale {
+    let scale = match a.speed {
         Some(s) => s,
         None if a.minutes > 0.0 => scale_for(&jobs, a.minutes),
         None => return Err("--minutes must be positive".into()),

@@ -1,5 +1,6 @@
-//! The Philly trace (Microsoft, Jeon et al., USENIX ATC 2019) as a job stream: multi-GPU jobs
-//! with their submit times and run times, mapped onto 4-GPU trays.
+//! A job trace in CSV (`submit_s,gpus,runtime_s[,attempts]`) as a job stream, mapped onto
+//! 4-GPU trays: the Philly trace (Microsoft, Jeon et al., USENIX ATC 2019), the LLM-era
+//! Acme/Kalos sample (Hu et al., NSDI 2024), or any trace a site converts to these columns.
 
 use std::path::{Path, PathBuf};
 
@@ -9,51 +10,80 @@ use serde::Serialize;
 
 use super::job::{set_offered_load, time_limit, Job, SECOND};
 
-/// The file name of the trace in the shared data folder.
-pub const TRACE_FILE: &str = "philly-multigpu-jobs.csv";
+/// The file name of the Philly trace in the shared data folder.
+pub const PHILLY_FILE: &str = "philly-multigpu-jobs.csv";
 
-/// One line of `philly-multigpu-jobs.csv`.
+/// One line of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceRow {
     pub submit_s: u64,
     pub gpus: u32,
     pub runtime_s: u64,
+    /// How many times it was scheduled (1 when the trace has no such column); its run time
+    /// is the sum over them.
     pub attempts: u32,
 }
 
-/// Where the trace is when `--trace` is not given: `../shared/data/` relative to the
+/// Where the Philly trace is when no file is given: `../shared/data/` relative to the
 /// working directory (CI runs in a clone next to `shared/`), else relative to this crate.
-pub fn default_trace_path() -> PathBuf {
-    let rel = Path::new("../shared/data").join(TRACE_FILE);
+pub fn philly_path() -> PathBuf {
+    let rel = Path::new("../shared/data").join(PHILLY_FILE);
     if rel.exists() {
         return rel;
     }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data")
-        .join(TRACE_FILE)
+        .join(PHILLY_FILE)
 }
 
-/// Parses the CSV (header `submit_s,gpus,runtime_s,attempts`).
+const HEADER: &str = "submit_s,gpus,runtime_s";
+
+/// Parses the CSV: the header `submit_s,gpus,runtime_s` or `submit_s,gpus,runtime_s,attempts`,
+/// then one job a line. Blank lines are skipped; anything else that is not whole numbers in
+/// those columns is an error naming its line.
 pub fn parse(text: &str) -> Result<Vec<TraceRow>, String> {
     let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, h)) if h.trim() == "submit_s,gpus,runtime_s,attempts" => {}
-        other => return Err(format!("unexpected header: {:?}", other.map(|o| o.1))),
-    }
+    let columns = match lines.next().map(|(_, h)| h.trim()) {
+        Some(HEADER) => 3,
+        Some(h) if h == format!("{HEADER},attempts") => 4,
+        other => {
+            return Err(format!(
+                "line 1: expected the header `{HEADER}` or `{HEADER},attempts`, got {:?}",
+                other.unwrap_or("")
+            ))
+        }
+    };
     lines
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             let f: Vec<&str> = l.trim().split(',').collect();
-            let bad = || format!("line {}: expected 4 numbers, got `{l}`", i + 1);
-            if f.len() != 4 {
+            let bad = || {
+                format!(
+                    "line {}: expected {columns} whole numbers ({}), got `{l}`",
+                    i + 1,
+                    if columns == 3 {
+                        HEADER.to_string()
+                    } else {
+                        format!("{HEADER},attempts")
+                    }
+                )
+            };
+            if f.len() != columns {
                 return Err(bad());
             }
-            Ok(TraceRow {
+            let row = TraceRow {
                 submit_s: f[0].parse().map_err(|_| bad())?,
                 gpus: f[1].parse().map_err(|_| bad())?,
                 runtime_s: f[2].parse().map_err(|_| bad())?,
-                attempts: f[3].parse().map_err(|_| bad())?,
-            })
+                attempts: match f.get(3) {
+                    Some(a) => a.parse().map_err(|_| bad())?,
+                    None => 1,
+                },
+            };
+            if row.gpus == 0 {
+                return Err(format!("line {}: a job of 0 GPUs", i + 1));
+            }
+            Ok(row)
         })
         .collect()
 }
@@ -65,7 +95,7 @@ pub fn read(path: &Path) -> Result<Vec<TraceRow>, String> {
 
 /// How to turn the trace into a workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PhillySpec {
+pub struct TraceSpec {
     /// Multiply every job's tray count by this (rounded, at least 1).
     pub scale_sizes: f64,
     /// Compress or stretch submit times to this offered load; `None` keeps the trace's times.
@@ -81,7 +111,7 @@ pub struct PhillySpec {
 /// Trays = `max(1, round(ceil(gpus / gpus_per_tray) * scale_sizes))`; no `--segment` (the
 /// trace has none); time limits as [`time_limit`]; submit times scaled by one factor so the
 /// offered load is `load`.
-pub fn workload(rows: &[TraceRow], spec: &PhillySpec) -> Result<Vec<Job>, String> {
+pub fn workload(rows: &[TraceRow], spec: &TraceSpec) -> Result<Vec<Job>, String> {
     if spec.scale_sizes <= 0.0 {
         return Err("--scale-sizes must be positive".into());
     }
@@ -127,8 +157,8 @@ mod tests {
     const SAMPLE: &str =
         "submit_s,gpus,runtime_s,attempts\n0,8,1000,1\n50,4,200,2\n100,128,3000,1\n";
 
-    fn spec(load: Option<f64>, scale: f64) -> PhillySpec {
-        PhillySpec {
+    fn spec(load: Option<f64>, scale: f64) -> TraceSpec {
+        TraceSpec {
             scale_sizes: scale,
             load,
             healthy_trays: 36.0,
@@ -165,11 +195,24 @@ mod tests {
     fn bad_lines_are_reported() {
         assert!(parse("submit_s,gpus,runtime_s,attempts\n1,2,x,1\n").is_err());
         assert!(parse("a,b\n").is_err());
+        assert!(parse("submit_s,gpus,runtime_s\n1,0,5\n")
+            .unwrap_err()
+            .starts_with("line 2:"));
+    }
+
+    #[test]
+    fn attempts_are_optional() {
+        let rows = parse("submit_s,gpus,runtime_s\n0,8,100\n\n5,16,7\n").unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.attempts == 1));
+        assert!(parse("submit_s,gpus,runtime_s\n0,8,100,2\n")
+            .unwrap_err()
+            .contains("line 2"));
     }
 
     #[test]
     fn the_shared_trace_parses_when_present() {
-        let path = default_trace_path();
+        let path = philly_path();
         if let Ok(rows) = read(&path) {
             assert_eq!(rows.len(), 3034);
             assert!(rows.iter().all(|r| r.gpus >= 4));

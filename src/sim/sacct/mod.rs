@@ -1,0 +1,453 @@
+//! A site's job history from Slurm accounting as a workload: what
+//! `sacct --allocations --parsable2 --noconvert ...` exports (the README has the command).
+//! Fields are found by the header line, in any order. Every record is used or skipped for a
+//! counted reason ([`History::summary`]); a line that cannot be read is an error naming it.
+
+mod fields;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::job::{Job, SECOND};
+pub use fields::timestamp;
+use fields::{
+    duration, job_kind, limit, seconds, tres_gpus, Field, Header, JobKind, Limit, SubmitLine,
+};
+
+/// Backfill plans an unlimited job as running this long (Slurm's `YEAR_SECONDS`).
+const YEAR_S: u64 = 365 * 24 * 3600;
+
+/// Which records to use and how to map the site's nodes to trays.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SacctOptions {
+    /// Only jobs that ran in this partition.
+    pub partition: Option<String>,
+    /// Only jobs submitted at or after this time (seconds, as [`fields::timestamp`] reads).
+    pub since: Option<i64>,
+    /// Only jobs submitted before this time.
+    pub until: Option<i64>,
+    /// GPUs per node in the exported history (4 on a GB200 site; 8 on an H100 partition).
+    pub gpus_per_node: u64,
+    /// GPUs per tray of the simulated racks.
+    pub gpus_per_tray: u64,
+}
+
+impl Default for SacctOptions {
+    fn default() -> Self {
+        SacctOptions {
+            partition: None,
+            since: None,
+            until: None,
+            gpus_per_node: 4,
+            gpus_per_tray: 4,
+        }
+    }
+}
+
+/// Why a record is not in the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Skip {
+    NeverStarted,
+    StillRunning,
+    NoGpus,
+    OtherPartition,
+    OutsideWindow,
+    Step,
+}
+
+impl Skip {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Skip::NeverStarted => "never started",
+            Skip::StillRunning => "still running (no end yet)",
+            Skip::NoGpus => "no GPUs in AllocTRES/ReqTRES",
+            Skip::OtherPartition => "another partition",
+            Skip::OutsideWindow => "submitted outside the window",
+            Skip::Step => "steps (export with --allocations)",
+        }
+    }
+}
+
+/// How a used job was read, where an admin might want to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Note {
+    ArrayTask,
+    HetComponent,
+    Requeued,
+    RequeuedLastRunOnly,
+    Unlimited,
+    PartitionLimit,
+    RanPastLimit,
+    SegmentFromSubmitLine,
+    SegmentDropped,
+    SizedByGpus,
+}
+
+impl Note {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Note::ArrayTask => "array tasks (each a job)",
+            Note::HetComponent => "hetjob components (each placed as a job, as Slurm does)",
+            Note::Requeued => "requeued (run times of all runs summed)",
+            Note::RequeuedLastRunOnly => {
+                "requeued, last run only (export with --duplicates to count every run)"
+            }
+            Note::Unlimited => "time limit UNLIMITED (planned as a year, as Slurm's backfill does)",
+            Note::PartitionLimit => "time limit Partition_Limit (planned as a year)",
+            Note::RanPastLimit => "ran past their limit (the limit is raised to the run time)",
+            Note::SegmentFromSubmitLine => "--segment read from SubmitLine",
+            Note::SegmentDropped => "--segment that does not divide the job's trays (dropped)",
+            Note::SizedByGpus => "sized by GPUs (SubmitLine has --gpus and no -N)",
+        }
+    }
+}
+
+/// One job of the history, ready to simulate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryJob {
+    pub id: String,
+    /// Seconds, as [`fields::timestamp`] reads them.
+    pub submit: i64,
+    /// Summed over its runs.
+    pub runtime_s: u64,
+    /// At least `runtime_s`.
+    pub limit_s: u64,
+    pub gpus: u64,
+    pub trays: usize,
+    /// In trays.
+    pub segment: Option<usize>,
+    pub by_gpus: bool,
+    pub attempts: u32,
+}
+
+/// What a history held and what was made of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct History {
+    /// In submit order.
+    pub jobs: Vec<HistoryJob>,
+    /// Data lines read.
+    pub records: usize,
+    /// Jobs (records of one `JobIDRaw`, or step records) read.
+    pub read: usize,
+    pub skipped: BTreeMap<Skip, usize>,
+    pub notes: BTreeMap<Note, usize>,
+}
+
+/// A line that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SacctError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for SacctError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// One data line, read.
+#[derive(Debug, Clone)]
+struct Record {
+    id: String,
+    kind: JobKind,
+    partition: Option<String>,
+    submit: Option<i64>,
+    start: Option<i64>,
+    /// `None`: no end yet.
+    ran_s: Option<u64>,
+    limit: Limit,
+    nnodes: Option<u64>,
+    gpus: Option<u64>,
+    restarts: u32,
+    segment: Option<u64>,
+    submit_line: SubmitLine,
+}
+
+pub fn read(path: &Path, opts: &SacctOptions) -> Result<History, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&bytes, opts).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn parse(bytes: &[u8], opts: &SacctOptions) -> Result<History, SacctError> {
+    let mut lines = bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, l)| {
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            std::str::from_utf8(l)
+                .map(|s| (i + 1, s))
+                .map_err(|e| SacctError {
+                    line: i + 1,
+                    message: format!("not UTF-8 (byte {})", e.valid_up_to() + 1),
+                })
+        })
+        .filter(|l| !matches!(l, Ok((_, s)) if s.trim().is_empty()));
+    let (hline, htext) = match lines.next() {
+        Some(l) => l?,
+        None => {
+            return Err(SacctError {
+                line: 1,
+                message: "empty: no header line".into(),
+            })
+        }
+    };
+    let header = Header::parse(htext.trim_end()).map_err(|message| SacctError {
+        line: hline,
+        message,
+    })?;
+    if opts.partition.is_some() && !header.has(Field::Partition) {
+        return Err(SacctError {
+            line: hline,
+            message: "--partition needs the Partition field in the export".into(),
+        });
+    }
+    let mut history = History::default();
+    // Records of one job in order of first appearance (`--duplicates` gives one per run).
+    let mut groups: Vec<Vec<Record>> = Vec::new();
+    let mut by_id: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines {
+        let (line, text) = l?;
+        let record = record(&header, text).map_err(|message| SacctError { line, message })?;
+        history.records += 1;
+        let slot = *by_id.entry(record.id.clone()).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[slot].push(record);
+    }
+    history.read = groups.len();
+    for group in &groups {
+        match job(group, opts, &mut history.notes) {
+            Ok(j) => history.jobs.push(j),
+            Err(why) => *history.skipped.entry(why).or_default() += 1,
+        }
+    }
+    history.jobs.sort_by_key(|j| j.submit);
+    Ok(history)
+}
+
+fn record(h: &Header, text: &str) -> Result<Record, String> {
+    let cells = h.split(text)?;
+    let get = |f: Field| h.get(&cells, f).map(str::trim);
+    let field = |f: Field, e: String| format!("{}: {e}", f.name());
+    let id = get(Field::JobIdRaw)
+        .filter(|s| !s.is_empty())
+        .or(get(Field::JobId))
+        .unwrap_or_default()
+        .to_string();
+    let kind = job_kind(get(Field::JobId).unwrap_or(&id))?;
+    let time = |f: Field| get(f).map_or(Ok(None), |s| timestamp(s).map_err(|e| field(f, e)));
+    let submit = time(Field::Submit)?;
+    let start = time(Field::Start)?;
+    let end = time(Field::End)?;
+    let ran_s = match (get(Field::ElapsedRaw), get(Field::Elapsed)) {
+        _ if start.is_none() => None,
+        _ if h.has(Field::End) && end.is_none() => None,
+        (Some(raw), _) => Some(seconds(raw).map_err(|e| field(Field::ElapsedRaw, e))?),
+        (None, Some(e)) => Some(duration(e).map_err(|e| field(Field::Elapsed, e))?),
+        (None, None) => match (start, end) {
+            (Some(s), Some(e)) => Some(e.saturating_sub(s).max(0) as u64),
+            _ => None,
+        },
+    };
+    let limit = match (get(Field::TimelimitRaw), get(Field::Timelimit)) {
+        (Some(raw), _) => limit(raw, true)?,
+        (None, Some(l)) => limit(l, false)?,
+        (None, None) => unreachable!("the header requires a time limit"),
+    };
+    let count = |f: Field| -> Result<Option<u64>, String> {
+        match get(f) {
+            None | Some("") => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| field(f, format!("`{v}` is not a whole number"))),
+        }
+    };
+    let alloc = get(Field::AllocTres).map_or(Ok(None), tres_gpus)?;
+    let req = get(Field::ReqTres).map_or(Ok(None), tres_gpus)?;
+    Ok(Record {
+        id,
+        kind,
+        partition: get(Field::Partition).map(String::from),
+        submit,
+        start,
+        ran_s,
+        limit,
+        nnodes: count(Field::NNodes)?,
+        gpus: alloc.filter(|&g| g > 0).or(req),
+        restarts: count(Field::Restarts)?.unwrap_or(0).min(u32::MAX as u64) as u32,
+        segment: count(Field::SegmentSize)?.filter(|&k| k > 0),
+        submit_line: get(Field::SubmitLine)
+            .map(SubmitLine::parse)
+            .unwrap_or_default(),
+    })
+}
+
+/// One job from its records (several with `--duplicates`: one per run), or why not.
+fn job(
+    records: &[Record],
+    opts: &SacctOptions,
+    notes: &mut BTreeMap<Note, usize>,
+) -> Result<HistoryJob, Skip> {
+    let last = records.last().expect("a group has a record");
+    let mut note = |n: Note| *notes.entry(n).or_default() += 1;
+    match last.kind {
+        JobKind::Step => return Err(Skip::Step),
+        JobKind::ArrayPending => return Err(Skip::NeverStarted),
+        _ => {}
+    }
+    let runs: Vec<&Record> = records.iter().filter(|r| r.start.is_some()).collect();
+    let Some(&final_run) = runs.last() else {
+        return Err(Skip::NeverStarted);
+    };
+    let runtime_s = runs
+        .iter()
+        .try_fold(0u64, |sum, r| r.ran_s.map(|s| sum.saturating_add(s)))
+        .ok_or(Skip::StillRunning)?;
+    if let Some(p) = &opts.partition {
+        if final_run.partition.as_deref() != Some(p) {
+            return Err(Skip::OtherPartition);
+        }
+    }
+    let submit = records
+        .iter()
+        .filter_map(|r| r.submit)
+        .min()
+        .or(final_run.start)
+        .unwrap_or_default();
+    if opts.since.is_some_and(|s| submit < s) || opts.until.is_some_and(|u| submit >= u) {
+        return Err(Skip::OutsideWindow);
+    }
+    let gpus = final_run.gpus.filter(|&g| g > 0).ok_or(Skip::NoGpus)?;
+    let per_tray = opts.gpus_per_tray.max(1);
+    let by_gpus_trays = gpus.div_ceil(per_tray);
+    let trays = match final_run.nnodes {
+        Some(n) if n > 0 && opts.gpus_per_node == per_tray => n.max(by_gpus_trays),
+        _ => by_gpus_trays,
+    } as usize;
+    let segment_nodes = match (final_run.segment, final_run.submit_line.segment) {
+        (Some(k), _) => Some(k),
+        (None, Some(k)) => {
+            note(Note::SegmentFromSubmitLine);
+            Some(k)
+        }
+        (None, None) => None,
+    };
+    let segment = segment_nodes.and_then(|k| {
+        let t = k.saturating_mul(opts.gpus_per_node);
+        let ok = t % per_tray == 0 && t > 0 && trays as u64 % (t / per_tray) == 0;
+        if !ok {
+            note(Note::SegmentDropped);
+        }
+        ok.then(|| (t / per_tray) as usize)
+    });
+    match final_run.kind {
+        JobKind::ArrayTask => note(Note::ArrayTask),
+        JobKind::HetComponent => note(Note::HetComponent),
+        _ => {}
+    }
+    let attempts = if runs.len() > 1 {
+        note(Note::Requeued);
+        runs.len() as u32
+    } else if final_run.restarts > 0 {
+        note(Note::RequeuedLastRunOnly);
+        final_run.restarts.saturating_add(1)
+    } else {
+        1
+    };
+    let mut limit_s = match final_run.limit {
+        Limit::Seconds(s) => s,
+        Limit::Unlimited => {
+            note(Note::Unlimited);
+            YEAR_S
+        }
+        Limit::Partition => {
+            note(Note::PartitionLimit);
+            YEAR_S
+        }
+    };
+    if runtime_s > limit_s && runs.len() == 1 {
+        note(Note::RanPastLimit);
+    }
+    limit_s = limit_s.max(runtime_s);
+    let by_gpus = final_run.submit_line.by_gpus && segment.is_none();
+    if by_gpus {
+        note(Note::SizedByGpus);
+    }
+    Ok(HistoryJob {
+        id: final_run.id.clone(),
+        submit,
+        runtime_s,
+        limit_s,
+        gpus,
+        trays,
+        segment,
+        by_gpus,
+        attempts,
+    })
+}
+
+impl History {
+    /// "read N jobs (R records), used M, skipped K: reasons; notes".
+    pub fn summary(&self) -> String {
+        let skipped: usize = self.skipped.values().sum();
+        let mut out = format!(
+            "read {} jobs ({} records), used {}, skipped {}",
+            self.read,
+            self.records,
+            self.jobs.len(),
+            skipped
+        );
+        let list = |items: Vec<String>| items.join(", ");
+        if skipped > 0 {
+            out += ": ";
+            out += &list(
+                self.skipped
+                    .iter()
+                    .map(|(k, n)| format!("{} {n}", k.describe()))
+                    .collect(),
+            );
+        }
+        if !self.notes.is_empty() {
+            out += "; of those used: ";
+            out += &list(
+                self.notes
+                    .iter()
+                    .map(|(k, n)| format!("{} {n}", k.describe()))
+                    .collect(),
+            );
+        }
+        if self.jobs.is_empty() && self.skipped.get(&Skip::NoGpus) == Some(&skipped) && skipped > 0
+        {
+            out += " (no job has gres/gpu in its TRES: add gres/gpu to AccountingStorageTRES)";
+        }
+        out
+    }
+
+    /// The simulator's jobs: submit times from the first job, in submit order.
+    pub fn workload(&self) -> Vec<Job> {
+        let first = self.jobs.first().map_or(0, |j| j.submit);
+        self.jobs
+            .iter()
+            .enumerate()
+            .map(|(id, j)| {
+                let runtime = j.runtime_s.saturating_mul(SECOND).max(SECOND);
+                Job {
+                    id,
+                    submit: (j.submit.saturating_sub(first).max(0) as u64).saturating_mul(SECOND),
+                    trays: j.trays.max(1),
+                    segment: j.segment,
+                    by_gpus: j.by_gpus,
+                    runtime,
+                    limit: j.limit_s.saturating_mul(SECOND).max(runtime),
+                }
+            })
+            .collect()
+    }
+}
