@@ -13,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-ALL=(config block_conf hostlist placement)
+ALL=(config block_conf hostlist placement sacct)
 which=${1:-all}
 runs=${2:-10000000}
 if [ "$which" = all ]; then targets=("${ALL[@]}"); else targets=("$which"); fi
@@ -25,6 +25,7 @@ max_len() {
         block_conf) echo 512 ;;
         hostlist) echo 256 ;;
         placement) echo 512 ;;
+        sacct) echo 2048 ;;
         *) echo "unknown target $1 (one of: ${ALL[*]})" >&2; exit 2 ;;
     esac
 }
