@@ -8,9 +8,10 @@
 #   POLICIES=nvl72,nvl72-balanced LOADS=1.2 LAMBDAS="0.02 0.05" bash scripts/benchmarks.sh   # an A/B
 #   BACKFILL=conservative ONLY=phi bash scripts/benchmarks.sh   # Slurm's backfill (slow at 278 racks)
 #
-# The tables of docs/benchmarks.md were made with the simulator's EASY backfill, which keeps
-# this matrix at 10 minutes; `simulate`'s default is Slurm's own (docs/benchmarks.md, "The
-# model"), 20-100 times slower on the 278-rack, overloaded configurations.
+# The tables of docs/benchmarks.md were made with the simulator's EASY backfill (`simulate`'s
+# default too), which keeps this matrix at 10 minutes; Slurm's own (`--backfill conservative`,
+# replay's default; docs/benchmarks.md, "The model") is 20-100 times slower on the 278-rack,
+# overloaded configurations.
 #
 # JSON reports are kept in $OUT (default target/bench-results) for later `nvl72 summarize`.
 set -euo pipefail
