@@ -3,12 +3,15 @@
 #
 #   * cancels all jobs (unless --keep-jobs),
 #   * stops every slurmd, slurmctld and munged by its PID file: SIGTERM, SIGKILL after a timeout,
+#   * then (ACCOUNTING=1 labs) slurmdbd, then mariadbd, by their PID files in $LAB/var/run,
 #   * kills, one PID at a time, any leftover process whose root directory is the lab chroot
 #     (slurmstepd, job processes); nothing outside the chroot is ever touched,
 #   * unmounts everything below $LAB/rootfs (and below an unfinished $LAB/rootfs.tmp).
 #
 # Flags: --keep-mounts  keep the mounts and munged running (lab-up.sh uses it for restarts)
 #        --keep-jobs    do not scancel
+#        --keep-accounting  keep slurmdbd and mariadbd running (lab-up.sh's restarts with
+#                       ACCOUNTING=1 and an unchanged slurmdbd.conf)
 # Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation) and LAB (default
 #        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
 #        an installation of 25.11, ...): the same as given to lab-up.sh
@@ -18,12 +21,13 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
 
-KEEP_MOUNTS=0; KEEP_JOBS=0
+KEEP_MOUNTS=0; KEEP_JOBS=0; KEEP_ACCT=0
 for a in "$@"; do
     case $a in
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
-        -h|--help)     sed -n '2,18p' "$0"; exit 0 ;;
+        --keep-accounting) KEEP_ACCT=1 ;;
+        -h|--help)     sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
@@ -83,12 +87,33 @@ for f in "$VAR"/run/slurmd-*.pid; do
     stop_pidfile "$f"
 done
 [ ${#pids[@]} -gt 0 ] && say "stopping $( [ $ctld = 1 ] && echo "slurmctld and ")$(( ${#pids[@]} - ctld )) slurmd"
+# ACCOUNTING=1: slurmdbd and mariadbd are stopped after slurmctld (which sends slurmdbd what it
+# still holds as it exits), mariadbd after slurmdbd.
+acct=0
+if [ $KEEP_ACCT = 0 ] && { alive "$VAR/run/slurmdbd.pid" || alive "$VAR/run/mariadb.pid"; }; then acct=1; fi
 # munged too (unless --keep-mounts); it takes ~2 s to exit, so overlap that with the others
-if [ $KEEP_MOUNTS = 0 ] && alive "$ROOT/run/munge/munged.pid"; then
-    say "stopping munged"; stop_pidfile "$ROOT/run/munge/munged.pid"
-fi
+# (with slurmdbd's stop when that runs: slurmctld may still need munge as it exits)
+stop_munged() {
+    if [ $KEEP_MOUNTS = 0 ] && alive "$ROOT/run/munge/munged.pid"; then
+        say "stopping munged"; stop_pidfile "$ROOT/run/munge/munged.pid"
+    fi
+}
+[ $acct = 1 ] || stop_munged
 wait_pids "$STOP_WAIT"
 rm -f "$VAR/run/slurmctld.pid" "$VAR/run/slurmctld.wrap" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
+if [ $acct = 1 ]; then
+    if alive "$VAR/run/slurmdbd.pid"; then say "stopping slurmdbd"; stop_pidfile "$VAR/run/slurmdbd.pid"; fi
+    stop_munged
+    wait_pids "$STOP_WAIT"
+    if alive "$VAR/run/mariadb.pid"; then say "stopping mariadbd"; stop_pidfile "$VAR/run/mariadb.pid"; fi
+    wait_pids "$STOP_WAIT"
+    rm -f "$VAR/run/slurmdbd.pid" "$VAR/run/mariadb.pid"
+fi
+# --keep-accounting: their pids are not leftovers
+keep=()
+if [ $KEEP_ACCT = 1 ]; then
+    for f in "$VAR/run/slurmdbd.pid" "$VAR/run/mariadb.pid"; do alive "$f" && keep+=("$(cat "$f")"); done
+fi
 
 # Leftovers living in the lab chroot (slurmstepd, job shells, sleep): kill by PID only.
 leftover=()
@@ -96,6 +121,7 @@ for d in /proc/[0-9]*; do
     r=$(readlink "$d/root" 2>/dev/null) || continue
     [ "$r" = "$ROOT" ] || [ "$r" = "$LAB/rootfs.tmp" ] || continue
     [ $KEEP_MOUNTS = 1 ] && [ "$(cat "$d/comm" 2>/dev/null)" = munged ] && continue
+    [[ " ${keep[*]} " = *" ${d#/proc/} "* ]] && continue
     leftover+=("${d#/proc/}")
 done
 if [ ${#leftover[@]} -gt 0 ]; then

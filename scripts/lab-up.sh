@@ -16,7 +16,8 @@
 #      binaries and plugins find their libraries there;
 #   3. writes slurm.conf, gres.conf, cgroup.conf, topology.conf (+ topology.toml and the
 #      plugin for TOPO=nvl72); if anything changed while daemons run, it restarts them;
-#   4. starts munged, slurmctld and one slurmd per node (by PID file);
+#   4. starts munged, (ACCOUNTING=1: mariadbd and slurmdbd,) slurmctld and one slurmd per node
+#      (by PID file);
 #   5. waits until every node is idle.
 #
 # Env knobs (defaults in brackets; where two, the second is for SLURM_SERIES=26.05):
@@ -66,6 +67,20 @@
 #   NODE_ORDER [rack]         reverse: slurm.conf lists the racks last to first
 #   SCHED_PARAMS [bf_interval=5]  slurm.conf SchedulerParameters
 #   CLEAN [0]                 1 = wipe slurmctld state, slurmd spool and logs before starting
+#                             (and the accounting database $LAB/var/mysql: an empty job history)
+#   ACCOUNTING [0]            1 = real Slurm accounting: MariaDB (mariadbd, data in $LAB/var/mysql,
+#                             socket at the chroot libmariadb's default: /run/mysqld/ (trixie),
+#                             /run/mariadbd/ (sid); skip-networking) and
+#                             slurmdbd (/etc/slurm/slurmdbd.conf, DbdPort DBD_PORT) run in the chroot,
+#                             started before slurmctld; slurm.conf gets AccountingStorageType=
+#                             accounting_storage/slurmdbd and AccountingStorageTRES=gres/gpu (no
+#                             AccountingStorageEnforce); sacct works.  Installs mariadb-server and
+#                             slurmdbd + slurm-wlm-mysql-plugin (= the lab's Slurm) in the chroot
+#                             when missing; SLURM_PREFIX: its sbin/slurmdbd and
+#                             lib/slurm/accounting_storage_mysql.so (checked).  Switching back to 0
+#                             restarts the lab without them (lab-down.sh stops them).
+#   DBD_PORT [CTLD_PORT+2: 6819 | 6829; SLURM_PREFIX 6889, 6899, 6909, 6929]  slurmdbd's port
+#   DBD_WAIT [60]             seconds to wait for mariadbd, then slurmdbd, to answer
 #   WAIT [120]                seconds to wait for all nodes to be idle
 #   CTLD_WRAP []              command prefix for slurmctld, split at whitespace (no quoting), e.g.
 #                             "valgrind --tool=memcheck --trace-children=yes --log-file=/x/vg.%p";
@@ -137,6 +152,8 @@ GROUP_SIZE=${GROUP_SIZE:-0}
 NODE_ORDER=${NODE_ORDER:-rack}
 SCHED_PARAMS=${SCHED_PARAMS:-bf_interval=5}
 CLEAN=${CLEAN:-0}
+ACCOUNTING=${ACCOUNTING:-0}
+DBD_WAIT=${DBD_WAIT:-60}
 CLOUD=${CLOUD:-0}
 WAIT=${WAIT:-120}
 CTLD_WRAP=${CTLD_WRAP:-}
@@ -147,6 +164,8 @@ SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 CTLD_PORT=${CTLD_PORT:-$DEF_CTLD_PORT}
 PORT0=${PORT0:-$DEF_PORT0}
 CPU_PORT0=${CPU_PORT0:-$DEF_CPU_PORT0}
+# slurmdbd: CTLD_PORT+2 (6819, 6829; prefix labs 6889, 6899, 6909, 6929), clear of every port above
+DBD_PORT=${DBD_PORT:-$(( ${CTLD_PORT//[^0-9]/} + 2 ))}
 
 PKGS=(slurmctld slurmd slurm-client slurm-wlm-basic-plugins)   # all pinned to SLURM_DEBIAN_VERSION
 PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm                     # Debian's PluginDir
@@ -174,7 +193,7 @@ range() {
 
 # ------------------------------------------------------------------------------ 0. checks
 [ "$(id -u)" = 0 ] || die "must run as root"
-for v in RACKS NPR CPU_NODES WAIT CTLD_WAIT CTLD_PORT PORT0 CPU_PORT0 GROUP_SIZE; do
+for v in RACKS NPR CPU_NODES WAIT CTLD_WAIT CTLD_PORT PORT0 CPU_PORT0 GROUP_SIZE DBD_PORT DBD_WAIT; do
     is_uint "${!v}" || die "$v must be a non-negative integer (got '${!v}')"
 done
 [ "$RACKS" -ge 1 ] && [ "$NPR" -ge 1 ] || die "RACKS and NPR must be >= 1"
@@ -182,10 +201,17 @@ NNODES=$((RACKS * NPR))
 [ "$NNODES" -le 9999 ] || die "at most 9999 gb nodes (RACKS*NPR=$NNODES)"
 GBW=3; [ "$NNODES" -le 999 ] || GBW=4      # name width: gb001.. or gb0001..
 case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1 (got '$CLOUD')" ;; esac
+case $ACCOUNTING in 0|1) ;; *) die "ACCOUNTING must be 0 or 1 (got '$ACCOUNTING')" ;; esac
 [ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
 NTOTAL=$((NNODES + CPU_NODES))
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
     die "slurmd ports overlap: gb nodes use $((PORT0 + 1))-$((PORT0 + NNODES)), cpu nodes $((CPU_PORT0 + 1))-$((CPU_PORT0 + CPU_NODES)); change PORT0 or CPU_PORT0"
+fi
+if [ "$ACCOUNTING" = 1 ]; then
+    { [ "$DBD_PORT" != "$CTLD_PORT" ] &&
+      { [ "$DBD_PORT" -le "$PORT0" ] || [ "$DBD_PORT" -gt $((PORT0 + NNODES)) ]; } &&
+      { [ "$CPU_NODES" = 0 ] || [ "$DBD_PORT" -le "$CPU_PORT0" ] || [ "$DBD_PORT" -gt $((CPU_PORT0 + CPU_NODES)) ]; }; } ||
+        die "DBD_PORT=$DBD_PORT collides with slurmctld ($CTLD_PORT) or a slurmd port ($((PORT0 + 1))-$((PORT0 + NNODES)), $((CPU_PORT0 + 1))-$((CPU_PORT0 + CPU_NODES)))"
 fi
 case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree or none (got '$TOPO')" ;; esac
 if [ "$TOPO" = nvl72 ]; then
@@ -205,6 +231,20 @@ if [ -n "$SLURM_PREFIX" ]; then
     [ -d "$SLURM_PREFIX/lib/slurm" ] || missing+=("lib/slurm/")
     [ ${#missing[@]} = 0 ] || die "SLURM_PREFIX=$SLURM_PREFIX lacks ${missing[*]} (the lab needs the layout of Slurm's make install)"
     [ -z "$PACKAGE" ] || die "PACKAGE (a .deb for Debian's Slurm) does not apply to SLURM_PREFIX=$SLURM_PREFIX; use PLUGIN=<libtopology_nvl72.so built for Slurm $SLURM_VERSION>"
+    if [ "$ACCOUNTING" = 1 ]; then
+        # ACCOUNTING=1 runs the installation's own slurmdbd with its MySQL storage plugin
+        # (Slurm builds that plugin only when configure finds MariaDB/MySQL's client library).
+        missing=()
+        for f in sbin/slurmdbd bin/sacct bin/sacctmgr; do [ -x "$SLURM_PREFIX/$f" ] || missing+=("$f"); done
+        for p in accounting_storage_mysql accounting_storage_slurmdbd; do
+            [ -f "$SLURM_PREFIX/lib/slurm/$p.so" ] || missing+=("lib/slurm/$p.so")
+        done
+        [ ${#missing[@]} = 0 ] || die "ACCOUNTING=1: the Slurm installation $SLURM_PREFIX lacks ${missing[*]}.$(
+            [[ " ${missing[*]} " = *" lib/slurm/accounting_storage_mysql.so "* ]] && printf '%s' "
+  Without accounting_storage_mysql.so its slurmdbd cannot store anything: Slurm builds that plugin only when
+  configure finds the MariaDB/MySQL client library (mysql_config).  Rebuild with it (Debian: apt-get install
+  libmariadb-dev, then configure, make, make install), or run ACCOUNTING=0.")"
+    fi
 fi
 # The pin the plugin is built against: slurm-headers/pins/<version> (checked when present).
 pinfile=$LAB_REPO/slurm-headers/pins/$SLURM_VERSION
@@ -389,6 +429,31 @@ if [ ${#missing[@]} -gt 0 ]; then
         die "apt-get install ${missing[*]} failed inside the chroot"
     in_root apt-get clean
 fi
+# ACCOUNTING=1: MariaDB, and Debian's slurmdbd with its MySQL storage plugin (accounting_storage_mysql.so
+# is in slurm-wlm-mysql-plugin, a dependency of slurmdbd) pinned to the lab's Slurm; only what is
+# missing or of another version.  SLURM_PREFIX: the installation brings slurmdbd (checked above).
+if [ "$ACCOUNTING" = 1 ]; then
+    acct_pkgs=(mariadb-server)
+    [ -n "$SLURM_PREFIX" ] || acct_pkgs+=("slurmdbd=$SLURM_DEBIAN_VERSION" "slurm-wlm-mysql-plugin=$SLURM_DEBIAN_VERSION")
+    missing=()
+    for p in "${acct_pkgs[@]}"; do
+        # shellcheck disable=SC2016  # ${Status} ${Version} are dpkg-query's, not ours
+        st=$(in_root dpkg-query -W -f='${Status} ${Version}' "${p%%=*}" 2>/dev/null || true)
+        case $p in
+            *=*) [ "$st" = "install ok installed ${p#*=}" ] || missing+=("$p") ;;
+            *) [[ $st = "install ok installed "* ]] || missing+=("$p") ;;
+        esac
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "ACCOUNTING=1: installing ${missing[*]} in the chroot"
+        # policy-rc.d (exit 101) keeps the packages' scripts from starting mariadb or slurmdbd
+        in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --allow-downgrades "${missing[@]}" >"$LAB/apt-accounting.log" 2>&1 ||
+            { in_root apt-get update -q >/dev/null &&
+              in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --allow-downgrades "${missing[@]}" >"$LAB/apt-accounting.log" 2>&1; } ||
+            die "apt-get install ${missing[*]} failed inside the chroot (log: $LAB/apt-accounting.log): $(tail -n 5 "$LAB/apt-accounting.log")"
+        in_root apt-get clean
+    fi
+fi
 read -r -a ctld_wrap <<<"$CTLD_WRAP"
 if [ ${#ctld_wrap[@]} -gt 0 ]; then
     # shellcheck disable=SC2016  # $1 expands in the chroot's sh
@@ -429,10 +494,11 @@ if [ -n "$SLURM_PREFIX" ]; then
     # (task/none and jobacct_gather/none are built into Slurm, no .so)
     need=(auth_munge cred_munge select_cons_tres gres_gpu proctrack_linuxproc sched_backfill)
     case $TOPO in block|tree) need+=("topology_$TOPO") ;; esac
+    [ "$ACCOUNTING" = 0 ] || need+=(accounting_storage_slurmdbd accounting_storage_mysql)
     missing=()
     for p in "${need[@]}"; do [ -f "$copy/lib/slurm/$p.so" ] || missing+=("$p.so"); done
     [ ${#missing[@]} = 0 ] || die "the Slurm installation $SLURM_PREFIX has no ${missing[*]} in lib/slurm/; the lab's slurm.conf needs them (auth/munge, cred/munge, select/cons_tres, gres/gpu, proctrack/linuxproc, sched/backfill, and topology/block or tree for TOPO=block|tree)"
-    if [ "$(cat "$ROOT/var/lib/nvl72-prefix.checked" 2>/dev/null)" != "$fp $TOPO $CHROOT_PACKAGES" ]; then
+    if [ "$(cat "$ROOT/var/lib/nvl72-prefix.checked" 2>/dev/null)" != "$fp $TOPO $ACCOUNTING $CHROOT_PACKAGES" ]; then
         in_root sh -c 'command -v ldd' >/dev/null || die "no ldd in the chroot $ROOT (libc-bin); cannot check the installation's libraries"
         elfs=("$copy"/sbin/* "$copy"/bin/* "$copy"/lib/libslurm*.so*)
         for p in "${need[@]}"; do elfs+=("$copy/lib/slurm/$p.so"); done
@@ -447,7 +513,7 @@ if [ -n "$SLURM_PREFIX" ]; then
         [ -z "$unresolved" ] || die "the Slurm installation $SLURM_PREFIX links against libraries that the lab's chroot ($SUITE minbase + munge) lacks:
 $unresolved
   Add the Debian $SUITE packages that hold them: CHROOT_PACKAGES='<package> ...' (e.g. libjson-c5, libyaml-0-2, libhwloc15)"
-        echo "$fp $TOPO $CHROOT_PACKAGES" > "$ROOT/var/lib/nvl72-prefix.checked"
+        echo "$fp $TOPO $ACCOUNTING $CHROOT_PACKAGES" > "$ROOT/var/lib/nvl72-prefix.checked"
     fi
     mkdir -p "$ROOT/etc/slurm"
 fi
@@ -515,6 +581,16 @@ SlurmdTimeout=300
 MessageTimeout=30
 SchedulerParameters=$SCHED_PARAMS
 EOF
+if [ "$ACCOUNTING" = 1 ]; then
+    # No AccountingStorageEnforce: jobs run without associations (no users or accounts added)
+    cat <<EOF
+# ACCOUNTING=1: slurmdbd in the chroot, MariaDB behind it
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$DBD_PORT
+AccountingStorageTRES=gres/gpu
+EOF
+fi
 if [ "$CLOUD" = 1 ]; then
     # Power saving with no-op programs: cloud nodes start powered down (idle~); a job placed
     # on them "resumes" them (nothing runs) and stays CONFIGURING until ResumeTimeout.
@@ -559,6 +635,31 @@ NodeName=$GB_ALL Name=gpu File=$VAR/fakedev/nvidia[0-3]
 EOF
 echo "CgroupPlugin=disabled" > "$CONF/cgroup.conf"
 
+# ACCOUNTING=1: slurmdbd.conf (mode 600, owned by SlurmUser: slurmdbd refuses it otherwise).
+# StorageHost=localhost makes the MariaDB client library use its built-in socket (Slurm passes
+# none; 26.05 would also take StorageHost=unix:/path), where mariadbd is started below; user
+# root is let in by MariaDB's unix_socket authentication.
+if [ "$ACCOUNTING" = 1 ]; then
+    {
+        echo "# generated by lab-up.sh  LAB=$LAB"
+        [ -z "$SLURM_PREFIX" ] || echo "PluginDir=$PLUGDIR"
+        cat <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+DebugLevel=info
+LogFile=$VAR/log/slurmdbd.log
+PidFile=$VAR/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=slurm_acct_db
+EOF
+    } > "$CONF/slurmdbd.conf"
+fi
+
 {
     echo "# generated by lab-up.sh"
     if [ "$TOPO" = tree ]; then
@@ -602,6 +703,17 @@ fi
 for f in "${files[@]}"; do
     cmp -s "$CONF/$f" "$ROOT/etc/slurm/$f" || { install_file "$CONF/$f" "$ROOT/etc/slurm/$f"; changed+=("$f"); }
 done
+# slurmdbd.conf restarts slurmdbd only (slurm.conf's accounting lines restart the rest)
+dbd_changed=0
+if [ "$ACCOUNTING" = 1 ]; then
+    if ! cmp -s "$CONF/slurmdbd.conf" "$ROOT/etc/slurm/slurmdbd.conf"; then
+        install_file "$CONF/slurmdbd.conf" "$ROOT/etc/slurm/slurmdbd.conf"
+        chmod 600 "$ROOT/etc/slurm/slurmdbd.conf"; dbd_changed=1; log "installed: slurmdbd.conf"
+    fi
+    chmod 600 "$ROOT/etc/slurm/slurmdbd.conf"
+else
+    rm -f "$ROOT/etc/slurm/slurmdbd.conf"
+fi
 if [ "$TOPO" = nvl72 ] && [ -n "$PACKAGE" ]; then
     # The package as a site installs it: dpkg in the chroot (its Depends pins the Slurm
     # release). Reinstalled only when the .deb changed (its checksum is kept in the chroot).
@@ -641,14 +753,24 @@ if alive "$VAR/run/slurmctld.pid" && [ "$(cat "$VAR/run/slurmctld.wrap" 2>/dev/n
 fi
 
 running() { alive "$VAR/run/slurmctld.pid" || compgen -G "$VAR/run/slurmd-*.pid" >/dev/null; }
-if [ ${#changed[@]} -gt 0 ] && running; then
+acct_running() { alive "$VAR/run/slurmdbd.pid" || alive "$VAR/run/mariadb.pid"; }
+# A restart keeps mariadbd and slurmdbd running (as it keeps munged) unless slurmdbd.conf changed;
+# with ACCOUNTING=0 it stops them (slurm.conf changed too, or they are left from a failed run).
+keep_acct=()
+if [ "$ACCOUNTING" = 1 ]; then
+    [ "$dbd_changed" = 0 ] && keep_acct=(--keep-accounting)
+    [ "$dbd_changed" = 1 ] && acct_running && changed+=("slurmdbd.conf")
+elif acct_running; then
+    changed+=("ACCOUNTING=0")
+fi
+if [ ${#changed[@]} -gt 0 ] && { running || { [ ${#keep_acct[@]} = 0 ] && acct_running; }; }; then
     log "config/plugin changed -> restarting the daemons"
-    "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
+    "$LAB_SCRIPTS/lab-down.sh" --keep-mounts "${keep_acct[@]}"
 fi
 if [ "$CLEAN" = 1 ]; then
-    running && "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
-    log "CLEAN=1: wiping state, spool and logs"
-    rm -rf "$VAR/state" "$VAR/spool" "$VAR/log"; mkdir -p "$VAR"/{state,spool,log}
+    { running || acct_running; } && "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
+    log "CLEAN=1: wiping state, spool and logs$( [ -d "$VAR/mysql" ] && echo ", and the accounting database")"
+    rm -rf "$VAR/state" "$VAR/spool" "$VAR/log" "$VAR/mysql"; mkdir -p "$VAR"/{state,spool,log}
 fi
 
 # ------------------------------------------------------------------------------ 3. daemons
@@ -668,6 +790,80 @@ if ! alive "$ROOT/run/munge/munged.pid"; then
     [ -s "$ROOT/etc/munge/munge.key" ] || in_root runuser -u munge -- mungekey --create
     chroot --userspec=munge:munge "$ROOT" /usr/sbin/munged 9>&- || die "munged failed to start"
     log "munged pid $(cat "$ROOT/run/munge/munged.pid")"
+fi
+
+# ACCOUNTING=1: mariadbd, then slurmdbd, each waited for until it answers, before slurmctld.
+if [ "$ACCOUNTING" = 1 ]; then
+    mdb_log=$VAR/log/mariadb.log
+    dbd_log=$VAR/log/slurmdbd.log
+    acct_fail() {   # acct_fail LOG MESSAGE
+        echo "[lab-up] ERROR: $2" >&2
+        echo "---- last 20 lines of $1:" >&2; tail -n 20 "$1" >&2 2>/dev/null; echo "----" >&2
+        exit 1
+    }
+    # The socket where the chroot's MariaDB client library (slurmdbd's mysql plugin, mariadb-admin)
+    # looks for it, as slurmdbd names no socket: its built-in default, which is
+    # /run/mysqld/mysqld.sock in trixie but /run/mariadbd/mysqld.sock in sid.
+    mdb_sock=$(grep -ao '/run/[[:alnum:]._-]*/mysqld\.sock' "$ROOT/usr/lib/x86_64-linux-gnu/libmariadb.so.3" 2>/dev/null | head -n 1 || true)
+    mdb_sock=${mdb_sock:-/run/mysqld/mysqld.sock}
+    # mariadbd as root (like every daemon of the lab), data in $VAR/mysql, no TCP port
+    # (skip-networking: labs never collide).  innodb_snapshot_isolation (ON by default since
+    # MariaDB 11.6) is off: Slurm does not support it (26.05's slurmdbd says so when it fails).
+    mdb_opts=(--no-defaults --user=root "--datadir=$VAR/mysql" "--socket=$mdb_sock"
+              "--pid-file=$VAR/run/mariadb.pid" --skip-networking "--log-error=$mdb_log"
+              --innodb-snapshot-isolation=OFF --innodb-lock-wait-timeout=900)
+    if ! alive "$VAR/run/mariadb.pid"; then
+        rm -f "$VAR/run/mariadb.pid"
+        if [ ! -d "$VAR/mysql/mysql" ]; then
+            log "mariadb-install-db: a new accounting database in $VAR/mysql"
+            rm -rf "$VAR/mysql"
+            in_root mariadb-install-db --no-defaults --user=root "--datadir=$VAR/mysql" \
+                --auth-root-authentication-method=socket --skip-test-db >"$LAB/mariadb-install-db.log" 2>&1 9>&- ||
+                { rm -rf "$VAR/mysql"; acct_fail "$LAB/mariadb-install-db.log" "mariadb-install-db failed"; }
+        fi
+        mkdir -p "$ROOT$(dirname "$mdb_sock")"; rm -f "$ROOT$mdb_sock"
+        # not a daemon by itself: started in its own session, found again by its pid file
+        setsid chroot "$ROOT" /usr/sbin/mariadbd "${mdb_opts[@]}" </dev/null >>"$mdb_log" 2>&1 9>&- &
+        mdb_launch=$!
+        end=$(( $(date +%s) + DBD_WAIT ))
+        until in_root mariadb-admin --no-defaults "--socket=$mdb_sock" ping >/dev/null 2>&1; do
+            kill -0 "$mdb_launch" 2>/dev/null || alive "$VAR/run/mariadb.pid" || acct_fail "$mdb_log" "mariadbd died during startup"
+            [ "$(date +%s)" -lt "$end" ] || acct_fail "$mdb_log" "mariadbd did not answer within $DBD_WAIT s (DBD_WAIT)"
+            sleep 0.1
+        done
+        alive "$VAR/run/mariadb.pid" || acct_fail "$mdb_log" "mariadbd answers but its pid file $VAR/run/mariadb.pid names no process of this lab"
+        log "mariadbd pid $(cat "$VAR/run/mariadb.pid") is up"
+    fi
+    dbd_ok() { timeout 20 chroot "$ROOT" "${LAB_ENV[@]}" sacctmgr -n -P list cluster format=cluster 2>/dev/null; }
+    if ! alive "$VAR/run/slurmdbd.pid"; then
+        rm -f "$VAR/run/slurmdbd.pid"
+        # The database exists before slurmdbd's first start.  Otherwise slurmdbd creates it after
+        # a failed connect and reconnects with the same handle, which libmariadb3 11.8.9 leaves
+        # unusable: every query then fails with "5027 Number of columns in result (=1) set
+        # execeeds maxmimum allowed number of columns (=0)" and slurmdbd dies (24.11 and 26.05).
+        in_root mariadb --no-defaults "--socket=$mdb_sock" -e 'CREATE DATABASE IF NOT EXISTS slurm_acct_db' ||
+            acct_fail "$mdb_log" "cannot create the database slurm_acct_db in mariadbd"
+        dbd_off=$(stat -c %s "$dbd_log" 2>/dev/null || echo 0)
+        in_root slurmdbd 9>&- || acct_fail "$dbd_log" "slurmdbd exited with status $?"
+        end=$(( $(date +%s) + DBD_WAIT ))
+        # it daemonizes, then creates its tables (first start) and writes its pid file
+        until clusters=$(dbd_ok); do
+            if [ -s "$VAR/run/slurmdbd.pid" ]; then
+                alive "$VAR/run/slurmdbd.pid" || acct_fail "$dbd_log" "slurmdbd (pid $(cat "$VAR/run/slurmdbd.pid")) died during startup"
+            elif tail -c +$((dbd_off + 1)) "$dbd_log" 2>/dev/null | grep -q 'fatal'; then
+                acct_fail "$dbd_log" "slurmdbd failed to start"
+            fi
+            [ "$(date +%s)" -lt "$end" ] || acct_fail "$dbd_log" "slurmdbd did not answer within $DBD_WAIT s (DBD_WAIT)"
+            sleep 0.2
+        done
+        log "slurmdbd pid $(cat "$VAR/run/slurmdbd.pid") is up (port $DBD_PORT)"
+    else
+        clusters=$(dbd_ok) || acct_fail "$dbd_log" "slurmdbd (pid $(cat "$VAR/run/slurmdbd.pid")) runs but sacctmgr cannot reach it on port $DBD_PORT"
+    fi
+    if ! grep -qx lab <<<"$clusters"; then
+        in_root sacctmgr -i add cluster lab >/dev/null || acct_fail "$dbd_log" "sacctmgr add cluster lab failed"
+        log "cluster lab added to the accounting database"
+    fi
 fi
 
 if ! alive "$VAR/run/slurmctld.pid"; then
