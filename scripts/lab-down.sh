@@ -27,7 +27,7 @@ for a in "$@"; do
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
         --keep-accounting) KEEP_ACCT=1 ;;
-        -h|--help)     sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help)     sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
