@@ -78,7 +78,8 @@
 #                             slurmdbd + slurm-wlm-mysql-plugin (= the lab's Slurm) in the chroot
 #                             when missing; SLURM_PREFIX: its sbin/slurmdbd and
 #                             lib/slurm/accounting_storage_mysql.so (checked).  Switching back to 0
-#                             restarts the lab without them (lab-down.sh stops them).
+#                             restarts the lab without them (lab-down.sh stops them).  See
+#                             docs/lab.md, "Accounting (ACCOUNTING=1)".
 #   DBD_PORT [CTLD_PORT+2: 6819 | 6829; SLURM_PREFIX 6889, 6899, 6909, 6929]  slurmdbd's port
 #   DBD_WAIT [60]             seconds to wait for mariadbd, then slurmdbd, to answer
 #   WAIT [120]                seconds to wait for all nodes to be idle
