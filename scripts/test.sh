@@ -60,8 +60,11 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
     cargo build --profile "$profile" --lib --features fault-injection --target-dir target/fault-injection
     export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/$profile/libtopology_nvl72.so"
-    echo "== Slurm $series: lab (fresh logs)"
+    echo "== Slurm $series: lab (fresh logs, empty accounting database)"
     started+=("$series")
+    # Real accounting (slurmdbd + MariaDB) for tests/e2e_accounting.rs; every test's lab-up
+    # keeps it on, so the lab never restarts between test binaries.
+    export ACCOUNTING=1
     CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh
     echo "== Slurm $series: tests"
     set +e
@@ -70,7 +73,7 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     set -e
     [ "${KEEP_LAB:-0}" = 1 ] || SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
 done
-unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN
+unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN ACCOUNTING
 
 # Series without Debian packages: the export layer must build against the tree and link
 # lazily (tests/linkage.rs), and the core's tests pass with that series' cfgs. With an

@@ -307,3 +307,58 @@ fn durations_read_every_form_sacct_prints() {
     assert!(fields::duration("1:99:00").is_err());
     assert!(fields::duration("").is_err());
 }
+
+/// The real exports of the lab's job mix (tests/fixtures/sacct/README.md says which command
+/// made which row): the same jobs read the same on 24.11 and 26.05.
+#[test]
+fn the_labs_real_exports_read_the_same_on_both_series() {
+    let exports: [(&str, &[u8]); 4] = [
+        (
+            "24.11",
+            include_bytes!("../../../tests/fixtures/sacct/lab-24.11.txt"),
+        ),
+        (
+            "26.05",
+            include_bytes!("../../../tests/fixtures/sacct/lab-26.05.txt"),
+        ),
+        (
+            "24.11 -D",
+            include_bytes!("../../../tests/fixtures/sacct/lab-24.11-no-duplicates.txt"),
+        ),
+        (
+            "26.05 -D",
+            include_bytes!("../../../tests/fixtures/sacct/lab-26.05-no-duplicates.txt"),
+        ),
+    ];
+    for (series, bytes) in exports {
+        let h = parse(bytes, &SacctOptions::default()).unwrap();
+        let skipped = "skipped 8: still running (no end yet) 1, no GPUs in AllocTRES/ReqTRES 7";
+        assert!(h.summary().contains(skipped), "{series}: {}", h.summary());
+        let shape: Vec<(&str, usize, u64, bool)> = h
+            .jobs
+            .iter()
+            .map(|j| (j.id.as_str(), j.trays, j.limit_s, j.by_gpus))
+            .collect();
+        for expected in [
+            ("1", 2, 300, false),     // -N 2 --exclusive: every GPU of both trays
+            ("2", 2, 300, true),      // --gpus=8: NNodes 2
+            ("6", 1, 300, false),     // the hetjob's GPU component 5+1
+            ("14", 1, YEAR_S, false), // no --time: 525600 minutes
+            ("15", 2, 300, false),    // -n 8 --gpus-per-task=1
+            ("17", 1, 300, false),    // srun -N 1 --gpus=1
+        ] {
+            assert!(
+                shape.contains(&expected),
+                "{series}: {expected:?} not in {shape:?}"
+            );
+        }
+    }
+    let cancelled: [&[u8]; 2] = [
+        include_bytes!("../../../tests/fixtures/sacct/lab-24.11-pending-cancelled.txt"),
+        include_bytes!("../../../tests/fixtures/sacct/lab-26.05-pending-cancelled.txt"),
+    ];
+    for bytes in cancelled {
+        let h = parse(bytes, &SacctOptions::default()).unwrap();
+        assert_eq!(h.skipped.get(&Skip::NeverStarted), Some(&1));
+    }
+}
