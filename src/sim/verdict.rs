@@ -8,6 +8,9 @@ use super::metrics::{PolicyReport, Share};
 use super::policy::PolicyKind;
 use super::report::RunReport;
 
+/// Which of a report's one-rack shares a verdict line counts.
+type ShareOf = fn(&PolicyReport) -> Share;
+
 /// A few lines, or `None` when the run has no nvl72 column or nothing to compare it with.
 /// `margin`: the simulator's mean error on occupancy, in points ([`super::calibration`]).
 pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
@@ -43,10 +46,14 @@ pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
             .iter()
             .filter_map(|p| {
                 let d = o - occ(p)?;
-                let more = if d >= 0.0 { "more" } else { "fewer" };
+                let n = (d * healthy).abs().round() as u64;
+                let how_many = match (n, d >= 0.0) {
+                    (0, _) => "as many GPUs busy as".to_string(),
+                    (n, true) => format!("{} more GPUs busy than", grouped(n)),
+                    (n, false) => format!("{} fewer GPUs busy than", grouped(n)),
+                };
                 let mut t = format!(
-                    "{} {more} GPUs busy than {} ({:+.1} points: {:.1}% vs {:.1}%)",
-                    grouped((d * healthy).abs().round() as u64),
+                    "{how_many} {} ({:+.1} points: {:.1}% vs {:.1}%)",
                     p.name(),
                     d * 100.0,
                     o * 100.0,
@@ -83,21 +90,19 @@ pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let fits = ours.small_jobs_in_one_rack.eligible;
-    if fits > 0 {
-        let _ = writeln!(
-            out,
-            "- of the {fits} jobs that fit in one rack, split across racks: {}",
-            counts(&|p| p.small_jobs_in_one_rack)
-        );
-    }
-    let segments = ours.segments_in_one_rack.eligible;
-    if segments > 0 {
-        let _ = writeln!(
-            out,
-            "- of the {segments} --segment pieces, split across racks: {}",
-            counts(&|p| p.segments_in_one_rack)
-        );
+    let kept: [(&str, ShareOf); 2] = [
+        ("jobs that fit in one rack", |p| p.small_jobs_in_one_rack),
+        ("--segment pieces", |p| p.segments_in_one_rack),
+    ];
+    for (what, share) in kept {
+        let eligible = share(ours).eligible;
+        if eligible > 0 {
+            let _ = writeln!(
+                out,
+                "- of the {eligible} {what}, split across racks: {}",
+                counts(&share)
+            );
+        }
     }
     let waits: Vec<String> = std::iter::once(ours)
         .chain(others.iter().copied())

@@ -142,9 +142,7 @@ impl WorkloadArgs {
         cfg.max_requeue = u32::try_from(self.max_requeue).ok();
         Ok(cfg)
     }
-}
 
-impl WorkloadArgs {
     pub fn source(&self) -> Result<Source, String> {
         let file = self.workload.get(1).map(PathBuf::from);
         let kind = self.workload.first().map_or("synthetic", String::as_str);

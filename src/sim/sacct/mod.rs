@@ -404,24 +404,13 @@ impl History {
             self.jobs.len(),
             skipped
         );
-        let list = |items: Vec<String>| items.join(", ");
         if skipped > 0 {
             out += ": ";
-            out += &list(
-                self.skipped
-                    .iter()
-                    .map(|(k, n)| format!("{} {n}", k.describe()))
-                    .collect(),
-            );
+            out += &counted(&self.skipped, Skip::describe);
         }
         if !self.notes.is_empty() {
             out += "; of those used: ";
-            out += &list(
-                self.notes
-                    .iter()
-                    .map(|(k, n)| format!("{} {n}", k.describe()))
-                    .collect(),
-            );
+            out += &counted(&self.notes, Note::describe);
         }
         if self.jobs.is_empty() && self.skipped.get(&Skip::NoGpus) == Some(&skipped) && skipped > 0
         {
@@ -450,4 +439,13 @@ impl History {
             })
             .collect()
     }
+}
+
+/// `reason 3, other reason 1`.
+fn counted<K: Copy>(counts: &BTreeMap<K, usize>, describe: fn(K) -> &'static str) -> String {
+    counts
+        .iter()
+        .map(|(&k, n)| format!("{} {n}", describe(k)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -20,6 +20,19 @@ fn gpu_job(id: &str, submit: &str, start: &str, end: &str, elapsed: u64, nodes: 
     )
 }
 
+/// A job that ran 8 s right after its submission at 10:00, under JobIDRaw `raw`.
+fn ran(id: &str, raw: &str, nodes: u64) -> String {
+    gpu_job(
+        id,
+        "2026-11-01T10:00:00",
+        "2026-11-01T10:00:01",
+        "2026-11-01T10:00:09",
+        8,
+        nodes,
+    )
+    .replacen(&format!("{id}|{id}"), &format!("{id}|{raw}"), 1)
+}
+
 fn read(rows: &[&str]) -> History {
     parse(&export(rows), &SacctOptions::default()).unwrap()
 }
@@ -61,14 +74,7 @@ fn every_record_is_used_or_skipped_for_a_counted_reason() {
     let cpu = "11|11|cpu|2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8|10|COMPLETED|1|cpu=2,node=1|cpu=2,node=1|0|sbatch -p cpu";
     let step = "12.batch|12.batch||2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8|10|COMPLETED|1|cpu=2,node=1||0|";
     let array_pending = "13_[2-5]|13|gpu|2026-11-01T10:00:00|None|Unknown|0|10|PENDING|1||gres/gpu=4,node=1|0|sbatch --array=1-5";
-    let used = gpu_job(
-        "14",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        1,
-    );
+    let used = ran("14", "14", 1);
     let h = read(&[pending, running, cpu, step, array_pending, &used]);
     assert_eq!(h.jobs.len(), 1);
     assert_eq!(
@@ -80,33 +86,9 @@ fn every_record_is_used_or_skipped_for_a_counted_reason() {
 
 #[test]
 fn array_tasks_and_hetjob_components_are_jobs_of_their_own() {
-    let a = gpu_job(
-        "20_1",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        1,
-    );
-    let a = a.replacen("20_1|20_1", "20_1|21", 1);
-    let b = gpu_job(
-        "22+0",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        2,
-    );
-    let b = b.replacen("22+0|22+0", "22+0|22", 1);
-    let c = gpu_job(
-        "22+1",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        1,
-    );
-    let c = c.replacen("22+1|22+1", "22+1|23", 1);
+    let a = ran("20_1", "21", 1);
+    let b = ran("22+0", "22", 2);
+    let c = ran("22+1", "23", 1);
     let h = read(&[&a, &b, &c]);
     assert_eq!(h.jobs.len(), 3);
     assert!(h.summary().contains("array tasks (each a job) 1"));
@@ -134,15 +116,7 @@ fn a_requeued_job_exported_with_duplicates_sums_its_runs() {
 
 #[test]
 fn limits_unlimited_and_overrun_become_what_backfill_plans_with() {
-    let unlimited = gpu_job(
-        "40",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        1,
-    )
-    .replace("|8|10|", "|8|UNLIMITED|");
+    let unlimited = ran("40", "40", 1).replace("|8|10|", "|8|UNLIMITED|");
     let over = gpu_job(
         "41",
         "2026-11-01T10:00:00",
@@ -173,15 +147,7 @@ fn segments_come_from_segment_size_or_the_submit_line() {
 
 #[test]
 fn gpu_sized_jobs_are_told_by_their_submit_line() {
-    let row = gpu_job(
-        "50",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        2,
-    )
-    .replace("sbatch -N 2 --wrap true", "sbatch --gpus=8 --wrap a|b");
+    let row = ran("50", "50", 2).replace("sbatch -N 2 --wrap true", "sbatch --gpus=8 --wrap a|b");
     let h = read(&[&row]);
     assert!(h.jobs[0].by_gpus);
     assert_eq!(h.jobs[0].trays, 2);
@@ -189,15 +155,7 @@ fn gpu_sized_jobs_are_told_by_their_submit_line() {
 
 #[test]
 fn eight_gpu_nodes_map_to_trays_by_gpus() {
-    let row = gpu_job(
-        "60",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        2,
-    )
-    .replace("gres/gpu=8", "gres/gpu=16");
+    let row = ran("60", "60", 2).replace("gres/gpu=8", "gres/gpu=16");
     let opts = SacctOptions {
         gpus_per_node: 8,
         ..Default::default()
@@ -243,14 +201,7 @@ fn bad_input_is_an_error_naming_its_line() {
             .unwrap_err()
             .to_string()
     };
-    let good = gpu_job(
-        "1",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        1,
-    );
+    let good = ran("1", "1", 1);
     let truncated = &good[..good.len() / 2];
     assert!(
         err(&export(&[&good, truncated])).starts_with("line 3: "),
@@ -277,14 +228,7 @@ fn bad_input_is_an_error_naming_its_line() {
 
 #[test]
 fn epoch_times_read_like_iso_times() {
-    let iso = gpu_job(
-        "1",
-        "2026-11-01T10:00:00",
-        "2026-11-01T10:00:01",
-        "2026-11-01T10:00:09",
-        8,
-        1,
-    );
+    let iso = ran("1", "1", 1);
     let s = fields::timestamp("2026-11-01T10:00:00").unwrap().unwrap();
     let epoch = gpu_job(
         "2",
