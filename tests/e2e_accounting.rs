@@ -60,7 +60,8 @@ fn ended(state: &str) -> bool {
 
 #[test]
 fn a_history_exported_with_sacct_reads_back_as_the_stream_that_ran() {
-    // Every lab-up this process runs keeps accounting on (scripts/test.sh sets it too).
+    // Every lab-up this process runs has accounting on; the next test binary's lab-up turns
+    // it off again (scripts/test.sh, docs/lab.md).
     std::env::set_var("ACCOUNTING", "1");
     let (lab, _guard) = Lab::claim();
     let clusters = lab.run(&["sacctmgr", "-n", "-P", "list", "cluster", "format=cluster"]);
