@@ -357,7 +357,8 @@ pub fn duration(s: &str) -> Result<u64, String> {
 
 /// The GPUs in a TRES string (`billing=144,cpu=144,gres/gpu=4,mem=800000M,node=1`): the
 /// `gres/gpu` count, else the sum of typed `gres/gpu:TYPE` counts; `None` when it names no
-/// GPU. Every item must be `name=count`.
+/// GPU. Every item must be `name=count`. Unlike a job's request (`demand::gpus_in_tres`),
+/// accounting lists the total and each type side by side, so they must not be added up.
 pub fn tres_gpus(s: &str) -> Result<Option<u64>, String> {
     let s = s.trim();
     if s.is_empty() {

@@ -306,3 +306,17 @@ fn the_labs_real_exports_read_the_same_on_both_series() {
         assert_eq!(h.skipped.get(&Skip::NeverStarted), Some(&1));
     }
 }
+
+#[test]
+fn accounting_tres_counts_the_total_not_the_total_plus_its_types() {
+    assert_eq!(
+        fields::tres_gpus("cpu=8,gres/gpu=8,gres/gpu:h100=8,node=1").unwrap(),
+        Some(8)
+    );
+    assert_eq!(
+        fields::tres_gpus("gres/gpu:a100=2,gres/gpu:h100=2").unwrap(),
+        Some(4)
+    );
+    assert_eq!(fields::tres_gpus("cpu=8,mem=1000M,node=1").unwrap(), None);
+    assert!(fields::tres_gpus("gres/gpu=1.5").is_err());
+}
