@@ -26,6 +26,7 @@ use topology_nvl72::sim::bench;
 use topology_nvl72::sim::calibration::Calibration;
 use topology_nvl72::sim::failures::FailureModel;
 use topology_nvl72::sim::job::HOUR;
+use topology_nvl72::sim::latency::LatencySummary;
 use topology_nvl72::sim::plot;
 use topology_nvl72::sim::policy::PolicyKind;
 use topology_nvl72::sim::report::{describe_failures, RunReport};
@@ -139,8 +140,9 @@ struct AnalyticArgs {
 
 #[derive(Args)]
 struct BenchArgs {
-    #[arg(long, default_value_t = 278)]
-    racks: usize,
+    /// Rack counts, e.g. `18,72,278,1000,2800` for the cost curve
+    #[arg(long, value_delimiter = ',', default_value = "278")]
+    racks: Vec<usize>,
     /// Times each request is timed per scenario
     #[arg(long, default_value_t = 400)]
     rounds: usize,
@@ -368,63 +370,69 @@ fn run_analytic(a: &AnalyticArgs) -> Result<(), String> {
 }
 
 fn run_bench(a: &BenchArgs) -> Result<(), String> {
-    println!(
-        "nvl72 engine decision latency, {} racks, {} rounds of {} requests per scenario (us)\n",
-        a.racks,
-        a.rounds,
-        bench::REQUESTS.len() + bench::GPU_SIZED.len()
-    );
-    println!(
-        "{:<22} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
-        "scenario", "busy", "placeable", "mean", "p50", "p99", "max"
-    );
+    if a.racks.contains(&0) || a.rounds == 0 {
+        return Err("--racks and --rounds must be at least 1".into());
+    }
     let us = |ns: f64| ns / 1e3;
     let mut all = Vec::new();
-    for s in bench::scenarios_with(a.racks, a.seed, a.end_time) {
-        let m = bench::measure(&s, a.rounds);
+    for &racks in &a.racks {
         println!(
-            "{:<22} {:>8.1}% {:>5}/{:<3} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
-            m.scenario,
-            m.occupancy * 100.0,
-            m.placeable,
-            m.requests,
-            us(m.latency.mean_ns),
-            us(m.latency.p50_ns as f64),
-            us(m.latency.p99_ns as f64),
-            us(m.latency.max_ns as f64)
+            "nvl72 engine decision latency, {racks} racks, {} rounds of {} requests per scenario (us)\n",
+            a.rounds,
+            bench::REQUESTS.len() + bench::GPU_SIZED.len()
         );
-        if a.per_request {
-            for (i, req) in s.requests.iter().enumerate() {
-                let one = bench::Scenario {
-                    name: match req.demand.gpus {
+        println!(
+            "{:<24} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "scenario", "busy", "placeable", "mean", "p50", "p99", "max"
+        );
+        for s in bench::scenarios_with(racks, a.seed, a.end_time) {
+            let m = bench::measure(&s, a.rounds);
+            let row = |name: &str, busy: &str, placeable: &str, l: &LatencySummary| {
+                println!(
+                    "{name:<24} {busy:>9} {placeable:>9} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+                    us(l.mean_ns),
+                    us(l.p50_ns as f64),
+                    us(l.p99_ns as f64),
+                    us(l.max_ns as f64)
+                )
+            };
+            row(
+                &m.scenario,
+                &format!("{:.1}%", m.occupancy * 100.0),
+                &format!("{}/{}", m.placeable, m.requests),
+                &m.latency,
+            );
+            for st in &m.by_style {
+                row(&format!("  {}", st.style.name()), "", "", &st.latency);
+            }
+            if a.per_request {
+                for req in &s.requests {
+                    let one = bench::Scenario {
+                        name: String::new(),
+                        occupancy: s.occupancy,
+                        topo: s.topo.clone(),
+                        view: s.view.clone(),
+                        requests: vec![req.clone()],
+                    };
+                    let r = bench::measure(&one, a.rounds);
+                    let name = match req.demand.gpus {
                         0 => format!(
-                            "  -N {}{}",
+                            "    -N {}{}",
                             req.min_nodes,
                             req.segment
                                 .map_or(String::new(), |g| format!(" --segment={g}"))
                         ),
-                        g => format!("  --gpus={g}"),
-                    },
-                    occupancy: s.occupancy,
-                    topo: s.topo.clone(),
-                    view: s.view.clone(),
-                    requests: vec![s.requests[i].clone()],
-                };
-                let r = bench::measure(&one, a.rounds);
-                println!(
-                    "{:<22} {:>9} {:>5}/{:<3} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
-                    r.scenario,
-                    "",
-                    r.placeable,
-                    1,
-                    us(r.latency.mean_ns),
-                    us(r.latency.p50_ns as f64),
-                    us(r.latency.p99_ns as f64),
-                    us(r.latency.max_ns as f64)
-                );
+                        g => format!("    --gpus={g}"),
+                    };
+                    row(&name, "", &format!("{}/1", r.placeable), &r.latency);
+                }
             }
+            all.push(m);
         }
-        all.push(m);
+        println!();
+    }
+    if a.racks.len() > 1 {
+        print!("{}", bench::curve(&all));
     }
     write_json(a.json.as_deref(), &all)
 }

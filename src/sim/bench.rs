@@ -163,27 +163,85 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
     }
 }
 
+/// A request style, as users size jobs: the engine takes a different path for each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Style {
+    /// `-N n`, n at most a rack.
+    #[serde(rename = "-N in a rack")]
+    InRack,
+    /// `-N n`, larger than a rack.
+    #[serde(rename = "-N multi-rack")]
+    MultiRack,
+    #[serde(rename = "--segment")]
+    Segmented,
+    /// `--gpus=g`, no `-N`: every rack that fits is offered.
+    #[serde(rename = "--gpus")]
+    GpuSized,
+}
+
+impl Style {
+    pub const ALL: [Style; 4] = [
+        Style::InRack,
+        Style::MultiRack,
+        Style::Segmented,
+        Style::GpuSized,
+    ];
+
+    pub fn of(req: &JobRequest, trays_per_rack: usize) -> Style {
+        if req.demand.gpus > 0 {
+            Style::GpuSized
+        } else if req.segment.is_some() {
+            Style::Segmented
+        } else if req.min_nodes > trays_per_rack {
+            Style::MultiRack
+        } else {
+            Style::InRack
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::InRack => "-N in a rack",
+            Style::MultiRack => "-N multi-rack",
+            Style::Segmented => "--segment",
+            Style::GpuSized => "--gpus",
+        }
+    }
+}
+
+/// Latency of one request style in one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StyleLatency {
+    pub style: Style,
+    pub latency: LatencySummary,
+}
+
 /// Latency of one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Measured {
     pub scenario: String,
+    pub racks: usize,
     pub occupancy: f64,
     /// Requests that got a placement, out of all timed calls' requests.
     pub placeable: usize,
     pub requests: usize,
     pub latency: LatencySummary,
+    pub by_style: Vec<StyleLatency>,
 }
 
 /// Times `rounds` x every request of `s` (one [`decide`] each) with a wall clock.
 pub fn measure(s: &Scenario, rounds: usize) -> Measured {
+    let styles: Vec<Style> = s.requests.iter().map(|r| Style::of(r, 18)).collect();
     let mut samples = Vec::with_capacity(rounds * s.requests.len());
+    let mut by_style: Vec<Vec<u32>> = vec![Vec::new(); Style::ALL.len()];
     let mut placeable = 0;
     for round in 0..rounds {
-        for req in &s.requests {
+        for (req, style) in s.requests.iter().zip(&styles) {
             let start = Instant::now();
             let out = decide(&s.topo, &s.view, req);
             let ns = start.elapsed().as_nanos().min(u32::MAX as u128) as u32;
             samples.push(ns);
+            by_style[*style as usize].push(ns);
             if round == 0 && out.is_some() {
                 placeable += 1;
             }
@@ -191,11 +249,78 @@ pub fn measure(s: &Scenario, rounds: usize) -> Measured {
     }
     Measured {
         scenario: s.name.clone(),
+        racks: s.topo.racks.len(),
         occupancy: s.occupancy,
         placeable,
         requests: s.requests.len(),
         latency: summarize(&samples).expect("at least one sample"),
+        by_style: Style::ALL
+            .iter()
+            .zip(&by_style)
+            .filter_map(|(&style, v)| {
+                Some(StyleLatency {
+                    style,
+                    latency: summarize(v)?,
+                })
+            })
+            .collect(),
     }
+}
+
+/// The cost curve over rack counts: p99 per scenario and style, one row per rack count and
+/// occupancy, and how each grows per rack against the smallest cluster measured.
+pub fn curve(all: &[Measured]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("cost curve, p99 per call (us)\n");
+    let _ = write!(out, "{:>6} {:>6} {:>8}", "racks", "busy", "all");
+    for st in Style::ALL {
+        let _ = write!(out, " {:>14}", st.name());
+    }
+    out.push('\n');
+    let p99 = |l: &LatencySummary| l.p99_ns as f64 / 1e3;
+    for m in all {
+        let _ = write!(
+            out,
+            "{:>6} {:>5.0}% {:>8.2}",
+            m.racks,
+            m.occupancy * 100.0,
+            p99(&m.latency)
+        );
+        for st in Style::ALL {
+            match m.by_style.iter().find(|b| b.style == st) {
+                Some(b) => {
+                    let _ = write!(out, " {:>14.2}", p99(&b.latency));
+                }
+                None => {
+                    let _ = write!(out, " {:>14}", "-");
+                }
+            }
+        }
+        out.push('\n');
+    }
+    // Growth: p99 at the largest over p99 at the smallest cluster, per busy level, against
+    // the growth in racks (1.0 = linear).
+    let smallest = all.iter().map(|m| m.racks).min().unwrap_or(0);
+    let largest = all.iter().map(|m| m.racks).max().unwrap_or(0);
+    if largest > smallest {
+        for lo in all.iter().filter(|m| m.racks == smallest) {
+            let busy = (lo.occupancy * 10.0).round();
+            if let Some(hi) = all
+                .iter()
+                .find(|m| m.racks == largest && (m.occupancy * 10.0).round() == busy)
+            {
+                let grew = p99(&hi.latency) / p99(&lo.latency).max(1e-3);
+                let racks = largest as f64 / smallest as f64;
+                let _ = writeln!(
+                    out,
+                    "{:.0}% busy: p99 x{grew:.1} from {smallest} to {largest} racks (x{racks:.0} racks; {:.2} of linear)",
+                    lo.occupancy * 100.0,
+                    grew / racks
+                );
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
