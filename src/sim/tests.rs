@@ -341,3 +341,69 @@ fn a_prediction_is_the_mean_of_its_tick_phases() {
         .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
     assert!((range - (hi - lo) * 100.0).abs() < 1e-9);
 }
+
+#[test]
+fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() {
+    let cfg = config(12, 0.0, 5);
+    let jobs = workload(150, 12, 1.1, 5);
+    let report = RunReport {
+        workload: WorkloadInfo {
+            name: "synthetic".into(),
+            details: serde_json::Value::Null,
+            jobs: jobs.len(),
+            offered_load: 1.1,
+            span_h: 0.0,
+            gpu_hours: 0.0,
+        },
+        policies: simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {}),
+        sim: cfg,
+        error_band: None,
+    };
+    let text = super::verdict::verdict(&report, Some(1.5)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "verdict: on these 150 jobs (synthetic) on 12 racks (864 GPUs):"
+    );
+    // GPUs kept busy = the occupancy difference times the healthy GPUs, against both.
+    let (ours, block) = (&report.policies[0], &report.policies[1]);
+    let d = ours.occupancy_while_waiting.unwrap() - block.occupancy_while_waiting.unwrap();
+    let gpus = (d * 864.0).abs().round() as u64;
+    let against_block = match gpus {
+        0 => "as many GPUs busy as block".to_string(),
+        n if d > 0.0 => format!("{n} more GPUs busy than block"),
+        n => format!("{n} fewer GPUs busy than block"),
+    };
+    assert!(
+        lines[1].starts_with("- while jobs waited, nvl72 would have kept "),
+        "{text}"
+    );
+    assert!(lines[1].contains(&against_block), "{text}");
+    assert!(
+        lines[1].contains("than naive") || lines[1].contains("as naive"),
+        "{text}"
+    );
+    assert_eq!(
+        (d * 100.0).abs() <= 1.5,
+        lines[1]
+            .split("; and ")
+            .next()
+            .unwrap()
+            .contains("not a finding"),
+        "{text}"
+    );
+    // nvl72 splits no job that fits a rack; naive's count is its own report's.
+    let naive = &report.policies[2];
+    let split = naive.small_jobs_in_one_rack.eligible - naive.small_jobs_in_one_rack.inside;
+    let fits = ours.small_jobs_in_one_rack.eligible;
+    let line = format!("- of the {fits} jobs that fit in one rack, split across racks: nvl72 none, block none, naive {}",
+        if split == 0 { "none".to_string() } else { split.to_string() });
+    assert!(lines.contains(&line.as_str()), "{line}\n{text}");
+    assert!(text.contains("±1.5 points"), "{text}");
+    // Without block and naive there is nothing to compare.
+    let alone = RunReport {
+        policies: report.policies[..1].to_vec(),
+        ..report.clone()
+    };
+    assert!(super::verdict::verdict(&alone, None).is_none());
+}
