@@ -864,6 +864,14 @@ if [ "$ACCOUNTING" = 1 ]; then
     if ! grep -qx lab <<<"$clusters"; then
         in_root sacctmgr -i add cluster lab >/dev/null || acct_fail "$dbd_log" "sacctmgr add cluster lab failed"
         log "cluster lab added to the accounting database"
+        # A state directory kept from a run without accounting (or from before CLEAN=1 wiped
+        # the database) names a ClusterID that the new database does not know; slurmctld would
+        # refuse to start ("fatal: CLUSTER ID MISMATCH").  The database is new and empty, so
+        # the lab's state takes its id: the file holds nothing but the cluster's name and id.
+        if [ -e "$VAR/state/clustername" ]; then
+            rm -f "$VAR/state/clustername"
+            log "new accounting database: slurmctld takes its ClusterID (state/clustername removed)"
+        fi
     fi
 fi
 
