@@ -60,8 +60,9 @@ fn every_policy_finishes_every_job_and_keeps_the_invariants() {
     assert!(reports[2].segments_in_one_rack.share.unwrap() < 1.0);
 }
 
-fn run_json(seed: u64) -> String {
-    let cfg = config(12, 0.02, seed);
+/// Every policy on 150 synthetic jobs at load 1.1 on 12 racks.
+fn run_report(failures: f64, seed: u64) -> RunReport {
+    let cfg = config(12, failures, seed);
     let jobs = workload(150, 12, 1.1, seed);
     RunReport {
         workload: WorkloadInfo {
@@ -76,7 +77,10 @@ fn run_json(seed: u64) -> String {
         sim: cfg,
         error_band: None,
     }
-    .to_json()
+}
+
+fn run_json(seed: u64) -> String {
+    run_report(0.02, seed).to_json()
 }
 
 #[test]
@@ -344,21 +348,7 @@ fn a_prediction_is_the_mean_of_its_tick_phases() {
 
 #[test]
 fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() {
-    let cfg = config(12, 0.0, 5);
-    let jobs = workload(150, 12, 1.1, 5);
-    let report = RunReport {
-        workload: WorkloadInfo {
-            name: "synthetic".into(),
-            details: serde_json::Value::Null,
-            jobs: jobs.len(),
-            offered_load: 1.1,
-            span_h: 0.0,
-            gpu_hours: 0.0,
-        },
-        policies: simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {}),
-        sim: cfg,
-        error_band: None,
-    };
+    let report = run_report(0.0, 5);
     let text = super::verdict::verdict(&report, Some(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
