@@ -192,7 +192,7 @@ fn a_history_exported_with_sacct_reads_back_as_the_stream_that_ran() {
     );
     ran(j, 2);
     let j = job(per_task);
-    assert_eq!((j.gpus, j.limit_s), (8, 120), "{text}");
+    assert_eq!((j.gpus, j.limit_s, j.by_gpus), (8, 120, true), "{text}");
     assert!(j.trays >= 2, "8 GPUs on 4-GPU trays: {j:?}");
     ran(j, 1);
     // Array tasks are jobs of their own, under their own JobIDRaw.

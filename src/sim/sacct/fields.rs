@@ -245,7 +245,7 @@ impl Header {
         self.index.contains_key(&field)
     }
 
-    /// Splits a data line into its columns (`None`: it has too few or too many).
+    /// Splits a data line into its columns; an error when it has too few or too many.
     pub fn split<'a>(&self, line: &'a str) -> Result<Vec<&'a str>, String> {
         let mut cells: Vec<&str> = line.split('|').collect();
         if cells.len() > self.columns && self.submit_line_last {
@@ -446,7 +446,8 @@ pub fn job_kind(id: &str) -> Result<JobKind, String> {
 pub struct SubmitLine {
     /// `--segment=K` (24.11's accounting has no `SegmentSize` field).
     pub segment: Option<u64>,
-    /// `--gpus`/`-G` without `-N`/`--nodes`.
+    /// Sized by GPUs with the node count left to Slurm: `--gpus`/`-G` or `--gpus-per-task`
+    /// (with `-n`) without `-N`/`--nodes`.
     pub by_gpus: bool,
 }
 
@@ -465,7 +466,10 @@ impl SubmitLine {
                 out.segment = k.parse().ok().filter(|&k| k > 0);
             }
             nodes |= *t == "--nodes" || t.starts_with("--nodes=") || t.starts_with("-N");
-            gpus |= *t == "--gpus" || t.starts_with("--gpus=") || t.starts_with("-G");
+            gpus |= ["--gpus", "--gpus-per-task"]
+                .iter()
+                .any(|o| *t == *o || t.starts_with(&format!("{o}=")))
+                || t.starts_with("-G");
         }
         out.by_gpus = gpus && !nodes;
         out

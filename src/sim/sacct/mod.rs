@@ -101,7 +101,9 @@ impl Note {
             Note::RanPastLimit => "ran past their limit (the limit is raised to the run time)",
             Note::SegmentFromSubmitLine => "--segment read from SubmitLine",
             Note::SegmentDropped => "--segment that does not divide the job's trays (dropped)",
-            Note::SizedByGpus => "sized by GPUs (SubmitLine has --gpus and no -N)",
+            Note::SizedByGpus => {
+                "sized by GPUs (SubmitLine has --gpus or --gpus-per-task and no -N)"
+            }
         }
     }
 }

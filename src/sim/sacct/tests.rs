@@ -288,7 +288,7 @@ fn the_labs_real_exports_read_the_same_on_both_series() {
             ("2", 2, 300, true),      // --gpus=8: NNodes 2
             ("6", 1, 300, false),     // the hetjob's GPU component 5+1
             ("14", 1, YEAR_S, false), // no --time: 525600 minutes
-            ("15", 2, 300, false),    // -n 8 --gpus-per-task=1
+            ("15", 2, 300, true),     // -n 8 --gpus-per-task=1: the count is left to Slurm
             ("17", 1, 300, false),    // srun -N 1 --gpus=1
         ] {
             assert!(
