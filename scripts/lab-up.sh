@@ -43,7 +43,8 @@
 #                             (state, spool, log, run, jobs, fakedev).  Must be on a filesystem
 #                             without nodev.  A LAB holds one series; another one is refused.
 #   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
-#                             (4-digit names gb0001.. when RACKS*NPR > 999; at most 9999)
+#                             (4-digit names gb0001.. when RACKS*NPR > 999, 5 digits above
+#                             9999; at most 99999)
 #   CLOUD [0]                 1 = the gb nodes are Slurm power-saving cloud nodes (State=CLOUD)
 #                             without a slurmd: they start powered down (idle~), ResumeProgram and
 #                             SuspendProgram are a no-op (/bin/true), ResumeTimeout is 10 h, so a job
@@ -199,12 +200,15 @@ for v in RACKS NPR CPU_NODES WAIT CTLD_WAIT CTLD_PORT PORT0 CPU_PORT0 GROUP_SIZE
 done
 [ "$RACKS" -ge 1 ] && [ "$NPR" -ge 1 ] || die "RACKS and NPR must be >= 1"
 NNODES=$((RACKS * NPR))
-[ "$NNODES" -le 9999 ] || die "at most 9999 gb nodes (RACKS*NPR=$NNODES)"
-GBW=3; [ "$NNODES" -le 999 ] || GBW=4      # name width: gb001.. or gb0001..
+[ "$NNODES" -le 99999 ] || die "at most 99999 gb nodes (RACKS*NPR=$NNODES)"
+GBW=3                                       # name width: gb001.., gb0001.. or gb00001..
+[ "$NNODES" -le 999 ] || GBW=4
+[ "$NNODES" -le 9999 ] || GBW=5
 case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1 (got '$CLOUD')" ;; esac
 case $ACCOUNTING in 0|1) ;; *) die "ACCOUNTING must be 0 or 1 (got '$ACCOUNTING')" ;; esac
 [ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
 NTOTAL=$((NNODES + CPU_NODES))
+[ $((PORT0 + NNODES)) -le 65535 ] || die "slurmd ports $((PORT0 + 1))-$((PORT0 + NNODES)) pass 65535; lower PORT0"
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
     die "slurmd ports overlap: gb nodes use $((PORT0 + 1))-$((PORT0 + NNODES)), cpu nodes $((CPU_PORT0 + 1))-$((CPU_PORT0 + CPU_NODES)); change PORT0 or CPU_PORT0"
 fi

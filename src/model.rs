@@ -27,6 +27,9 @@ pub struct Topology {
     /// `node_range[d]` is `Some(first..end)` when rack `d`'s nodes are consecutive indices
     /// in order (the usual case): counting its free trays is then a scan of one slice.
     node_range: Vec<Option<std::ops::Range<usize>>>,
+    /// `rack_size[d]` is rack `d`'s configured trays: one small array that a decision reads
+    /// for every rack, where the racks themselves are large records.
+    rack_size: Vec<usize>,
     max_rack: usize,
     pub gpus_per_tray: u32,
     /// What a whole free tray offers a job (GPUs from `gpus_per_tray`; the plugin sets the
@@ -95,11 +98,13 @@ impl Topology {
             }
         }
         groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let max_rack = racks.iter().map(|d| d.nodes.len()).max().unwrap_or(0);
+        let rack_size: Vec<usize> = racks.iter().map(|d| d.nodes.len()).collect();
+        let max_rack = rack_size.iter().copied().max().unwrap_or(0);
         let topo = Topology {
             racks,
             node_rack,
             node_range,
+            rack_size,
             max_rack,
             gpus_per_tray: config.gpus_per_tray,
             full_tray: Capacity {
@@ -138,6 +143,12 @@ impl Topology {
         self.node_rack.get(node).copied().flatten()
     }
 
+    /// Rack `d`'s configured trays.
+    #[inline]
+    pub fn rack_size(&self, d: usize) -> usize {
+        self.rack_size[d]
+    }
+
     /// The largest rack, in configured trays: the biggest job or segment that fits one rack.
     pub fn max_rack_size(&self) -> usize {
         self.max_rack
@@ -149,8 +160,12 @@ impl Topology {
     }
 
     /// How many trays of rack `d` are offered in `view`.
+    #[inline]
     pub fn offered_in(&self, d: usize, view: &ClusterView) -> usize {
-        match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
+        if let Some(t) = view.tallies.get(d) {
+            return t.offered;
+        }
+        match self.rack_trays(d, view) {
             Some(trays) => trays.iter().filter(|t| t.offered).count(),
             None => self.racks[d]
                 .nodes
@@ -158,6 +173,31 @@ impl Topology {
                 .filter(|&&n| view.tray(n).offered)
                 .count(),
         }
+    }
+
+    /// Rack `d`'s offered trays and what they hold: the view's count when it has one
+    /// ([`ClusterView::count_racks`]), else one look at the rack's trays.
+    #[inline]
+    pub fn tally(&self, d: usize, view: &ClusterView) -> RackTally {
+        if let Some(&t) = view.tallies.get(d) {
+            return t;
+        }
+        let mut tally = RackTally::default();
+        match self.rack_trays(d, view) {
+            Some(trays) => trays.iter().for_each(|&t| tally.add(t)),
+            None => self.racks[d]
+                .nodes
+                .iter()
+                .for_each(|&n| tally.add(view.tray(n))),
+        }
+        tally
+    }
+
+    /// Rack `d`'s trays as one slice of `view`, when its node indices are consecutive (the
+    /// usual case).
+    #[inline]
+    pub fn rack_trays<'v>(&self, d: usize, view: &'v ClusterView) -> Option<&'v [Tray]> {
+        self.node_range[d].clone().and_then(|r| view.trays.get(r))
     }
 
     /// Rack `d`'s node indices as one range, when they are consecutive (the usual case).
@@ -206,6 +246,56 @@ pub struct Tray {
     pub cpus: u16,
 }
 
+/// What a rack's offered trays hold of one resource (GPUs or CPUs): the total, and the least
+/// and most on one tray. When the least is the most (whole free trays, the usual case), the
+/// fewest trays that add up to a demand is one division.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holding {
+    pub total: u64,
+    pub least: u16,
+    pub most: u16,
+}
+
+/// No trays yet: the least is above any tray's.
+impl Default for Holding {
+    fn default() -> Holding {
+        Holding {
+            total: 0,
+            least: u16::MAX,
+            most: 0,
+        }
+    }
+}
+
+impl Holding {
+    #[inline]
+    pub fn add(&mut self, v: u16) {
+        self.total += u64::from(v);
+        self.least = self.least.min(v);
+        self.most = self.most.max(v);
+    }
+}
+
+/// One rack's offered trays for one job, and the GPUs and CPUs they hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RackTally {
+    pub offered: usize,
+    pub gpus: Holding,
+    pub cpus: Holding,
+}
+
+impl RackTally {
+    /// Counts `t` when it is offered.
+    #[inline]
+    pub fn add(&mut self, t: Tray) {
+        if t.offered {
+            self.offered += 1;
+            self.gpus.add(t.gpus);
+            self.cpus.add(t.cpus);
+        }
+    }
+}
+
 /// What a whole, free, healthy tray offers a job: the yardstick for "does this job fit one
 /// rack at all", independent of what is busy right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +335,11 @@ pub struct ClusterView {
     /// rebooting nodes): lighter trays are used first. Empty when every offered tray weighs
     /// the same, the usual case, which placement then never looks at.
     pub weights: Vec<u64>,
+    /// Each rack's [`RackTally`], in rack order, when whoever built the view counted them
+    /// (the plugin does, while it reads the offered trays): a decision then looks at every
+    /// rack but not at every tray. Empty: placement counts them itself. Stale once `trays`
+    /// change, so only a view that is built and then only read has them.
+    pub tallies: Vec<RackTally>,
 }
 
 impl ClusterView {
@@ -254,6 +349,14 @@ impl ClusterView {
             trays: vec![Tray::free(Capacity::GB200_TRAY); node_count],
             ..ClusterView::default()
         }
+    }
+
+    /// Counts every rack's offered trays into [`ClusterView::tallies`]: call it once the
+    /// trays are final.
+    pub fn count_racks(&mut self, topo: &Topology) {
+        self.tallies.clear();
+        let tallies = (0..topo.racks.len()).map(|d| topo.tally(d, self)).collect();
+        self.tallies = tallies;
     }
 
     pub fn tray(&self, node: usize) -> Tray {

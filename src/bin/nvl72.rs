@@ -405,6 +405,7 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
             for st in &m.by_style {
                 row(&format!("  {}", st.style.name()), "", "", &st.latency);
             }
+            row("  (counting the racks)", "", "", &m.count_racks);
             if a.per_request {
                 for req in &s.requests {
                     let one = bench::Scenario {

@@ -26,7 +26,7 @@ use super::state::{self, Loaded};
 use super::topo_eval::TopoEval;
 use crate::config::{EndTime, SegmentPlacement};
 use crate::demand::{gpus_in_tres, JobShape};
-use crate::model::{Capacity, ClusterView, Tray};
+use crate::model::{ClusterView, RackTally, Topology, Tray};
 use crate::placement::{self, JobRequest, Placement, Plan, Reject};
 
 /// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
@@ -169,8 +169,13 @@ pub fn cluster_view() -> ClusterView {
 ///
 /// A tray without an entry there is taken as a whole free tray (`unknown`): the engine then
 /// offers it, and Slurm's own check decides, rather than making the job wait for ever.
-fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, unknown: Capacity) -> ClusterView {
+///
+/// Each rack's count of offered trays is made in the same pass ([`ClusterView::tallies`]),
+/// so the engine reads every rack but no tray again.
+fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, topo: &Topology) -> ClusterView {
+    let unknown = topo.full_tray;
     let mut trays = vec![Tray::default(); slurm::node_count()];
+    let mut tallies = vec![RackTally::default(); topo.racks.len()];
     // Node weights, kept only once two offered trays differ (the usual cluster has one
     // weight, and then no per-node vector is built in this hot path).
     let mut first_weight = None;
@@ -188,11 +193,15 @@ fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, unknown: Capacity) ->
         if let Some(t) = trays.get_mut(n) {
             let res = te.avail_res(n);
             *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
+            if let Some(r) = topo.rack_of(n) {
+                tallies[r].add(*t);
+            }
         }
     }
     ClusterView {
         trays,
         weights,
+        tallies,
         ..ClusterView::default()
     }
 }
@@ -242,7 +251,7 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
         return Err(PluginError::Error);
     };
     let (mut req, shape) = job_request(call, te, job);
-    let mut view = offered_view(te, node_map, st.topo.full_tray);
+    let mut view = offered_view(te, node_map, &st.topo);
     if st.topo.policy.end_time != EndTime::Off {
         // When jobs on each tray end; cached between changes of the job table. The
         // scheduler holds the job lock during eval, as busy_until requires.

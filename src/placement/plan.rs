@@ -47,15 +47,14 @@ impl Placement {
     }
 }
 
-/// One ranked alternative of a [`Plan`], kept small until it is tried.
+/// The ranked alternatives of a [`Plan`], kept small until they are tried.
 #[derive(Debug, Clone)]
-enum Alternative {
-    /// `take` trays of one rack (all its free trays when the job is flexible).
-    OneRack {
-        rack: usize,
-        take: usize,
-    },
-    Pieces(Vec<Piece>),
+enum Alternatives {
+    /// Each one rack's piece (all its free trays when the job is flexible): a job may be
+    /// offered every rack of a large cluster.
+    OneRack(Vec<Piece>),
+    /// Each a node set over several racks.
+    Pieces(Vec<Vec<Piece>>),
 }
 
 /// Ranked node sets for one job, best first. Node lists are built only for the alternatives
@@ -63,7 +62,7 @@ enum Alternative {
 /// cluster, and usually the first one is taken.
 pub struct Plan<'a> {
     ctx: Ctx<'a>,
-    alternatives: Vec<Alternative>,
+    alternatives: Alternatives,
     /// Every node of an alternative is meant to be allocated (false: Slurm picks within it).
     exact: bool,
     /// Trays the job needs on whole free trays (see [`JobRequest::trays_needed`]).
@@ -72,24 +71,30 @@ pub struct Plan<'a> {
 
 impl Plan<'_> {
     pub fn len(&self) -> usize {
-        self.alternatives.len()
+        match &self.alternatives {
+            Alternatives::OneRack(fits) => fits.len(),
+            Alternatives::Pieces(sets) => sets.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.alternatives.is_empty()
+        self.len() == 0
     }
 
     /// The `i`-th best node set.
     pub fn placement(&self, i: usize) -> Placement {
-        match &self.alternatives[i] {
-            &Alternative::OneRack { rack, take } => Placement {
-                nodes: self.ctx.take(rack, take),
+        match &self.alternatives {
+            Alternatives::OneRack(fits) => {
+                let Piece { rack, trays } = fits[i];
+                Placement {
+                    nodes: self.ctx.take(rack, trays),
+                    exact: self.exact,
+                    pieces: vec![fits[i]],
+                }
+            }
+            Alternatives::Pieces(sets) => Placement {
                 exact: self.exact,
-                pieces: vec![Piece { rack, trays: take }],
-            },
-            Alternative::Pieces(pieces) => Placement {
-                exact: self.exact,
-                ..self.ctx.materialize(pieces.clone())
+                ..self.ctx.materialize(sets[i].clone())
             },
         }
     }
@@ -133,13 +138,9 @@ pub fn plan<'a>(
     let fits_one_rack = n <= largest && required_rack_list(topo, req).len() <= 1;
     let (alternatives, exact) = match req.segment {
         Some(s) if req.min_nodes == s && s <= largest => {
-            let rooms = ctx.rooms();
-            (one_rack(&ctx, &rooms, &JobRequest::nodes(s))?, true)
+            (one_rack(&ctx, &JobRequest::nodes(s))?, true)
         }
-        None if fits_one_rack => {
-            let rooms = ctx.rooms();
-            (one_rack(&ctx, &rooms, req)?, !req.is_flexible())
-        }
+        None if fits_one_rack => (one_rack(&ctx, req)?, !req.is_flexible()),
         _ => (
             several_racks(&ctx, req, lightest_pieces(&ctx, req, n)?),
             !req.is_flexible(),
@@ -154,15 +155,13 @@ pub fn plan<'a>(
 }
 
 /// Every rack that can hold a job that fits one, best first.
-fn one_rack(ctx: &Ctx, rooms: &[Room], req: &JobRequest) -> Result<Vec<Alternative>, Reject> {
-    let fits = plan_one_rack(ctx, rooms, req)?;
-    Ok(fits
-        .into_iter()
-        .map(|p| Alternative::OneRack {
-            rack: p.rack,
-            take: p.trays,
-        })
-        .collect())
+fn one_rack(ctx: &Ctx, req: &JobRequest) -> Result<Alternatives, Reject> {
+    let fits = if ctx.weighted {
+        plan_one_rack(ctx, ctx.rooms().into_iter(), req)?
+    } else {
+        plan_one_rack(ctx, ctx.each_room(), req)?
+    };
+    Ok(Alternatives::OneRack(fits))
 }
 
 /// The pieces of a job that takes several racks (larger than a rack, or several segments),
@@ -226,9 +225,9 @@ fn pieces_for(ctx: &Ctx, rooms: &[Room], req: &JobRequest, n: usize) -> Result<V
 /// whose count its GPUs or CPUs set (more trays than its node minimum) is first offered just
 /// the balanced pieces, which its demand fills exactly on whole trays; if Slurm refuses them,
 /// the racks' free trays are next, so balancing never makes a job wait.
-fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>) -> Vec<Alternative> {
+fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>) -> Alternatives {
     if !req.is_flexible() {
-        return vec![Alternative::Pieces(pieces)];
+        return Alternatives::Pieces(vec![pieces]);
     }
     let every_free_tray: Vec<Piece> = pieces
         .iter()
@@ -240,11 +239,8 @@ fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>) -> Vec<Alterna
     let sized_by_demand = req.trays_needed(ctx.topo) > req.min_nodes;
     let balanced = ctx.topo.policy.multi_rack == MultiRack::Balanced;
     if balanced && sized_by_demand && pieces != every_free_tray {
-        vec![
-            Alternative::Pieces(pieces),
-            Alternative::Pieces(every_free_tray),
-        ]
+        Alternatives::Pieces(vec![pieces, every_free_tray])
     } else {
-        vec![Alternative::Pieces(every_free_tray)]
+        Alternatives::Pieces(vec![every_free_tray])
     }
 }

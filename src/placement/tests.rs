@@ -864,3 +864,66 @@ proptest! {
 mod block_25_11_segments;
 mod segment_rules;
 mod weights;
+
+/// Trays in any state, shared ones with fewer GPUs and CPUs left (what a counted rack must
+/// tell apart from whole trays).
+fn arb_uneven_view(racks: usize) -> impl Strategy<Value = ClusterView> {
+    proptest::collection::vec((0u8..4, 0u16..5, 1u16..145), racks * 18).prop_map(|trays| {
+        ClusterView {
+            trays: trays
+                .into_iter()
+                .map(|(s, gpus, cpus)| crate::model::Tray {
+                    gpus: if s == 1 { gpus } else { 4 },
+                    cpus: if s == 1 { cpus } else { 144 },
+                    ..testkit::tray(b".+Ax"[usize::from(s)].into())
+                })
+                .collect(),
+            ..ClusterView::default()
+        }
+    })
+}
+
+fn arb_request() -> impl Strategy<Value = JobRequest> {
+    prop_oneof![
+        (1usize..60).prop_map(JobRequest::nodes),
+        (1usize..5, 1usize..9).prop_map(|(k, s)| JobRequest::segmented(k * s, s)),
+        (1u64..100).prop_map(|g| JobRequest::gpus(g, 90)),
+        (1usize..4, 1u64..40, 1u64..600).prop_map(|(n, g, c)| sized_by(n, g, c)),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn a_view_that_counted_its_racks_gets_the_same_placements(
+        view in arb_uneven_view(5),
+        req in arb_request(),
+        prefer_degraded in any::<bool>(),
+    ) {
+        let policy = Policy { prefer_degraded, ..Policy::default() };
+        let topo = Topology::uniform(5, 18, policy);
+        let mut counted = view.clone();
+        counted.count_racks(&topo);
+        prop_assert_eq!(counted.tallies.len(), 5);
+        let (plain, tallied) = (placements(&topo, &view, &req), placements(&topo, &counted, &req));
+        prop_assert_eq!(format!("{plain:?}"), format!("{tallied:?}"));
+    }
+
+    #[test]
+    fn one_rack_jobs_are_ranked_by_leftover_then_keep_whole_then_rack(
+        view in arb_view(7),
+        n in 1usize..19,
+        prefer_degraded in any::<bool>(),
+    ) {
+        // The counting sort against the comparison sort it replaced: best fit, with
+        // prefer_degraded whole racks after the others, then rack order.
+        let policy = Policy { prefer_degraded, ..Policy::default() };
+        let topo = Topology::uniform(7, 18, policy);
+        let free = |d: usize| (0..18).filter(|t| view.tray(d * 18 + t).offered).count();
+        let mut expected: Vec<usize> = (0..7).filter(|&d| free(d) >= n).collect();
+        expected.sort_by_key(|&d| (free(d) - n, prefer_degraded && free(d) == 18, d));
+        let got: Vec<usize> = placements(&topo, &view, &JobRequest::nodes(n))
+            .map(|alts| alts.iter().map(|p| p.pieces[0].rack).collect())
+            .unwrap_or_default();
+        prop_assert_eq!(got, expected);
+    }
+}

@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::latency::{summarize, LatencySummary};
 use crate::config::{EndTime, Policy};
 use crate::model::{ClusterView, Topology};
-use crate::placement::{placements, plan, JobRequest, Placement};
+use crate::placement::{plan, JobRequest, Placement};
 
 /// The requests every scenario is timed with: `(trays, segment)`; see also [`GPU_SIZED`].
 pub const REQUESTS: [(usize, Option<usize>); 15] = [
@@ -120,16 +120,16 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
         } else {
             JobRequest::nodes(n)
         };
-        match placements(&topo, &view, &req) {
-            Ok(alts) => {
-                for &t in &alts[0].nodes {
+        match decide(&topo, &view, &req) {
+            Some(first) => {
+                for &t in &first.nodes {
                     view.trays[t].offered = false;
                     view.trays[t].allocated = true;
                 }
-                busy += alts[0].nodes.len();
-                placed.push(alts[0].nodes.clone());
+                busy += first.nodes.len();
+                placed.push(first.nodes);
             }
-            Err(_) => misses += 1,
+            None => misses += 1,
         }
     }
     // Random departures down to the target; a job whose departure would undershoot it by
@@ -147,6 +147,9 @@ pub fn scenario(racks: usize, target: f64, seed: u64) -> Scenario {
             busy -= 1;
         }
     }
+    // As the plugin's view comes: with each rack's count, made while it reads the offered
+    // trays ([`measure`] times that count on its own).
+    view.count_racks(&topo);
     Scenario {
         name: format!("{racks} racks, {:.0}% busy", target * 100.0),
         occupancy: busy as f64 / total as f64,
@@ -227,6 +230,10 @@ pub struct Measured {
     pub requests: usize,
     pub latency: LatencySummary,
     pub by_style: Vec<StyleLatency>,
+    /// Counting every rack's offered trays into the view ([`ClusterView::count_racks`]), once
+    /// per call in the plugin, which does it while it reads the offered trays: not part of
+    /// `latency`.
+    pub count_racks: LatencySummary,
 }
 
 /// Times `rounds` x every request of `s` (one [`decide`] each) with a wall clock.
@@ -247,7 +254,17 @@ pub fn measure(s: &Scenario, rounds: usize) -> Measured {
             }
         }
     }
+    let mut uncounted = s.view.clone();
+    let counts: Vec<u32> = (0..rounds)
+        .map(|_| {
+            uncounted.tallies.clear();
+            let start = Instant::now();
+            uncounted.count_racks(&s.topo);
+            start.elapsed().as_nanos().min(u32::MAX as u128) as u32
+        })
+        .collect();
     Measured {
+        count_racks: summarize(&counts).expect("at least one round"),
         scenario: s.name.clone(),
         racks: s.topo.racks.len(),
         occupancy: s.occupancy,
