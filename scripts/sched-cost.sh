@@ -30,6 +30,7 @@
 #        bf_us/try    bf_cycle_sum / bf_depth_try_sum  (per job it tried to place)
 #        submit_us    REQUEST_SUBMIT_BATCH_JOB total_time / count (server side)
 #        sbatch_ms    mean wall time of one sbatch (client side: exec + munge + RPC)
+#        rss_mb, hwm_mb   slurmctld's resident memory at the end of the window, and its peak
 #      plus cycles, depths, jobs started/backfilled, the largest cycles and bf_table_mean
 #      (bf_table_size_sum / bf_cycle_counter: backfill's mean node-space table size, i.e. how
 #      many distinct future times it planned over) for context.
@@ -204,10 +205,10 @@ sdiag_figures() {
 }
 
 RUNS=$OUT/runs.tsv
-printf 'repeat\tplugin\tcpu_s\tmain_us\tmain_cycles\tmain_depth\tmain_us_per_job\tbf_us\tbf_cycles\tbf_depth\tbf_try\tbf_us_per_job\tbf_us_per_try\tsubmit_us\tsbatch_ms\tsubmit_s\tstarted\tbackfilled\tmain_max_us\tbf_max_us\tbf_table_mean\tmain_cpu_us_per_job\tbf_cpu_us_per_job\tmain_cpu_s\tbf_cpu_s\n' > "$RUNS"
+printf 'repeat\tplugin\tcpu_s\tmain_us\tmain_cycles\tmain_depth\tmain_us_per_job\tbf_us\tbf_cycles\tbf_depth\tbf_try\tbf_us_per_job\tbf_us_per_try\tsubmit_us\tsbatch_ms\tsubmit_s\tstarted\tbackfilled\tmain_max_us\tbf_max_us\tbf_table_mean\tmain_cpu_us_per_job\tbf_cpu_us_per_job\tmain_cpu_s\tbf_cpu_s\trss_mb\thwm_mb\n' > "$RUNS"
 
 run_one() {
-    local r=$1 p=$2 lab pid c0 c1 t0 t1 left perfpid=""
+    local r=$1 p=$2 lab pid c0 c1 t0 t1 left rss_kb hwm_kb perfpid=""
     lab=$(lab_of "$p")
     reset_lab "$p"
     sleep "$SETTLE"
@@ -234,21 +235,23 @@ run_one() {
     [ "$left" != 0 ] || say "WARNING: submitting took longer than WINDOW=$WINDOW s"
     sleep "$left"
     c1=$(cpu_ticks "$pid"); m1=$(thread_ns "$pid" sched_agent); b1=$(thread_ns "$pid" bckfl)
+    rss_kb=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"); hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
     [ -z "$perfpid" ] || { kill -INT "$perfpid"; wait "$perfpid" 2>/dev/null || true; }
     sl "$lab" sdiag --json | sdiag_figures > "$OUT/sdiag-$r-$p.txt"
     sl "$lab" sdiag > "$OUT/sdiag-$r-$p.log"
-    awk -v r="$r" -v p="$p" -v cpu="$(( c1 - c0 ))" -v mns="$(( m1 - m0 ))" -v bns="$(( b1 - b0 ))" -v tck="$TCK" -v sub_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')" '
+    awk -v r="$r" -v p="$p" -v rss="$rss_kb" -v hwm="$hwm_kb" -v cpu="$(( c1 - c0 ))" -v mns="$(( m1 - m0 ))" -v bns="$(( b1 - b0 ))" -v tck="$TCK" -v sub_s="$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')" '
         FNR == NR { sb += $1; nsb++; next }
         { f[$1] = $2 }
         END {
             md = f["schedule_cycle_depth"]; bd = f["bf_depth_sum"]; bt = f["bf_depth_try_sum"]
-            printf "%d\t%s\t%.2f\t%d\t%d\t%d\t%.2f\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.2f\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.3f\t%.3f\n", r, p, cpu / tck,
+            printf "%d\t%s\t%.2f\t%d\t%d\t%d\t%.2f\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.2f\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.3f\t%.3f\t%.1f\t%.1f\n", r, p, cpu / tck,
                 f["schedule_cycle_sum"], f["schedule_cycle_total"], md, (md ? f["schedule_cycle_sum"] / md : 0),
                 f["bf_cycle_sum"], f["bf_cycle_counter"], bd, bt, (bd ? f["bf_cycle_sum"] / bd : 0), (bt ? f["bf_cycle_sum"] / bt : 0),
                 (f["submit_count"] ? f["submit_total_us"] / f["submit_count"] : 0), (nsb ? sb / nsb / 1000 : 0), sub_s,
                 f["jobs_started"], f["bf_backfilled_jobs"], f["schedule_cycle_max"], f["bf_cycle_max"],
                 (f["bf_cycle_counter"] ? f["bf_table_size_sum"] / f["bf_cycle_counter"] : 0),
-                (md ? mns / 1000 / md : 0), (bd ? bns / 1000 / bd : 0), mns / 1e9, bns / 1e9
+                (md ? mns / 1000 / md : 0), (bd ? bns / 1000 / bd : 0), mns / 1e9, bns / 1e9,
+                rss / 1024, hwm / 1024
         }' "$OUT/sbatch-$r-$p.us" "$OUT/sdiag-$r-$p.txt" >> "$RUNS"
     tail -n 1 "$RUNS" | awk -F'\t' '{printf "[run %d %-5s] cpu %.2f s (main %.2f us/job, bf %.2f us/job on CPU) | main %d us / %d jobs in %d cycles = %.2f us/job | bf %d us / %d jobs (%d tried) in %d cycles = %.2f us/job | submit rpc %.0f us, sbatch %.1f ms (%s s) | started %d (bf %d)\n",
         $1, $2, $3, $22, $23, $4, $6, $5, $7, $8, $10, $11, $9, $12, $14, $15, $16, $17, $18}'
@@ -283,7 +286,7 @@ NR == 1 { for (i = 3; i <= NF; i++) name[i] = $i; nf = NF; next }
 }
 END {
     printf "%-20s %-30s %-30s %-8s %s\n", "metric", "block mean [min-max]", "nvl72 mean [min-max]", "ratio", "per-repeat ratio [min-max]"
-    split("3 22 23 7 12 13 14 15 24 25 4 6 8 10 11 5 9 21 17 18 19 20", order, " ")
+    split("3 22 23 7 12 13 14 15 24 25 4 6 8 10 11 5 9 21 17 18 19 20 26 27", order, " ")
     for (k = 1; k in order; k++) {
         i = order[k]
         if (!n["block", i] || !n["nvl72", i]) continue

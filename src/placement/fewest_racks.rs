@@ -154,8 +154,6 @@ mod tests {
                 whole: f == 18,
                 required: 0,
                 weight: 0,
-                gpus: Default::default(),
-                cpus: Default::default(),
             })
             .collect()
     }

@@ -19,13 +19,9 @@ impl Ctx<'_> {
         if !req.demand.binds(req.min_nodes) {
             return Some(base);
         }
-        // The rooms count what the trays hold for a job sized by GPUs or CPUs; any other
-        // caller gets one look at the rack here.
-        let (held_gpus, held_cpus) = if self.by_capacity {
-            (h.gpus, h.cpus)
-        } else {
-            self.holdings(h.rack)
-        };
+        // What the rack's trays hold: the view's count, or one look at its trays.
+        let held = self.topo.tally(h.rack, self.view);
+        let (held_gpus, held_cpus) = (held.gpus, held.cpus);
         let gpus = self.fewest(h.rack, req.demand.gpus, held_gpus, |t| t.gpus, scratch)?;
         // Every offered tray has a CPU, so `base` trays cover up to `base` CPUs.
         let cpus = if req.demand.cpus <= base as u64 {
@@ -35,12 +31,6 @@ impl Ctx<'_> {
         };
         let need = base.max(gpus).max(cpus);
         (need <= req.max_nodes).then_some(need)
-    }
-
-    /// What rack `d`'s offered trays hold of GPUs and of CPUs.
-    fn holdings(&self, d: usize) -> (Holding, Holding) {
-        let t = self.topo.tally(d, self.view);
-        (t.gpus, t.cpus)
     }
 
     /// The fewest offered trays of rack `d` whose `amount` adds up to `total`, or None.
@@ -171,14 +161,14 @@ pub(super) fn plan_one_rack(
         fits.sort_unstable_by_key(|&(key, _)| key);
         fits.sort_by_key(|&(key, _)| weights[rack_of(key)]);
     } else {
-        fits = offered
-            .filter_map(|h| rank(&h, &mut scratch).map(|(key, take, _)| (key, take)))
-            .collect();
-        if timed.is_some() {
-            fits.sort_unstable_by_key(|&(key, _)| key);
-        } else {
-            fits = by_leftover(fits, ctx.topo.max_rack_size());
+        fits = Vec::with_capacity(ctx.topo.racks.len());
+        fits.extend(
+            offered.filter_map(|h| rank(&h, &mut scratch).map(|(key, take, _)| (key, take))),
+        );
+        if timed.is_none() && !fits.is_empty() {
+            return Ok(by_leftover(&fits, ctx.topo.max_rack_size()));
         }
+        fits.sort_unstable_by_key(|&(key, _)| key);
     }
     if fits.is_empty() {
         let n = req.trays_needed(ctx.topo);
@@ -187,32 +177,34 @@ pub(super) fn plan_one_rack(
             demand: req.demand.clone(),
         }));
     }
-    Ok(fits
-        .into_iter()
-        .map(|(key, take)| Piece {
-            rack: rack_of(key),
-            trays: take as usize,
-        })
-        .collect())
+    Ok(fits.iter().map(|&fit| piece(fit)).collect())
 }
 
-/// `fits` (made in rack order, keys without an end-time delay) sorted by key in linear
+/// The piece of one ranked fit.
+fn piece((key, take): (u64, u32)) -> Piece {
+    Piece {
+        rack: rack_of(key),
+        trays: take as usize,
+    }
+}
+
+/// The pieces of `fits` (made in rack order, keys without an end-time delay) sorted by key in linear
 /// time: a counting sort on leftover and keep-whole, which keeps rack order within each.
 /// Ranking every rack of a 2,800-rack cluster by a comparison sort was a decision's
 /// largest cost.
-fn by_leftover(fits: Vec<(u64, u32)>, largest_rack: usize) -> Vec<(u64, u32)> {
+fn by_leftover(fits: &[(u64, u32)], largest_rack: usize) -> Vec<Piece> {
     let bucket = |key: u64| (((key >> 53) as usize) << 1) | ((key >> 32) & 1) as usize;
     let mut starts = vec![0usize; 2 * (largest_rack.min(2047) + 1) + 1];
-    for &(key, _) in &fits {
+    for &(key, _) in fits {
         starts[bucket(key) + 1] += 1;
     }
     for b in 1..starts.len() {
         starts[b] += starts[b - 1];
     }
-    let mut sorted = vec![(0, 0); fits.len()];
-    for fit in fits {
+    let mut sorted = vec![Piece { rack: 0, trays: 0 }; fits.len()];
+    for &fit in fits {
         let slot = &mut starts[bucket(fit.0)];
-        sorted[*slot] = fit;
+        sorted[*slot] = piece(fit);
         *slot += 1;
     }
     sorted

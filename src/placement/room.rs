@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 
 use super::{Piece, Placement};
-use crate::model::{ClusterView, Holding, Topology, Tray};
+use crate::model::{ClusterView, Topology, Tray};
 
 /// The offered trays of one rack, counted without materialising them: only the racks a plan
 /// actually uses get a node list (see [`Ctx::take`]), which keeps a decision on 278 racks cheap.
@@ -21,10 +21,6 @@ pub(super) struct Room {
     /// The free trays' node weights added up (0 without weights), so that lighter racks go
     /// first.
     pub weight: u64,
-    /// For a job sized by GPUs or CPUs ([`Ctx::by_capacity`]), what the offered trays hold
-    /// of each (default otherwise).
-    pub gpus: Holding,
-    pub cpus: Holding,
 }
 
 /// How every rule breaks ties after its own first criterion: with `prefer_degraded`, racks
@@ -81,21 +77,13 @@ impl Ctx<'_> {
     pub fn each_room(&self) -> impl Iterator<Item = Room> + '_ {
         let required = self.required_per_rack();
         (0..self.topo.racks.len()).map(move |r| {
-            let (free, gpus, cpus) = if self.by_capacity {
-                let t = self.topo.tally(r, self.view);
-                (t.offered, t.gpus, t.cpus)
-            } else {
-                let free = self.topo.offered_in(r, self.view);
-                (free, Holding::default(), Holding::default())
-            };
+            let free = self.topo.offered_in(r, self.view);
             Room {
                 rack: r,
                 free,
                 whole: free == self.topo.rack_size(r),
                 required: required.get(r).copied().unwrap_or(0),
                 weight: 0,
-                gpus,
-                cpus,
             }
         })
     }
@@ -113,40 +101,24 @@ impl Ctx<'_> {
     }
 
     /// [`Ctx::rooms`] counting only trays of at most weight `cap` as free (required
-    /// nodes always count: the job gets them whatever they weigh), with their weights. The
-    /// GPUs and CPUs held are every offered tray's, whatever it weighs, as [`Ctx::need`]
-    /// counts them.
+    /// nodes always count: the job gets them whatever they weigh), with their weights.
     pub fn rooms_up_to(&self, cap: u64) -> Vec<Room> {
         let light = |n: usize| {
             self.view.tray(n).offered && (self.view.weight(n) <= cap || self.required.contains(&n))
         };
         let rooms = (0..self.topo.racks.len()).map(|r| {
             let nodes = &self.topo.racks[r].nodes;
-            let (mut free, mut weight, mut offered) = (0, 0, 0);
-            let (mut gpus, mut cpus) = (Holding::default(), Holding::default());
-            for &n in nodes {
-                let t = self.view.tray(n);
-                if !t.offered {
-                    continue;
-                }
-                offered += 1;
-                if self.by_capacity {
-                    gpus.add(t.gpus);
-                    cpus.add(t.cpus);
-                }
-                if light(n) {
-                    free += 1;
-                    weight += self.view.weight(n);
-                }
+            let (mut free, mut weight) = (0, 0);
+            for &n in nodes.iter().filter(|&&n| light(n)) {
+                free += 1;
+                weight += self.view.weight(n);
             }
             Room {
                 rack: r,
                 free,
-                whole: offered == nodes.len(),
+                whole: self.topo.offered_in(r, self.view) == nodes.len(),
                 required: 0,
                 weight,
-                gpus,
-                cpus,
             }
         });
         self.count_required(rooms.collect())
