@@ -128,6 +128,9 @@ pub(super) fn plan_one_rack(
 ) -> Result<Vec<Piece>, Reject> {
     let mut scratch = Vec::new();
     let timed = ctx.end_time_rule(req);
+    if timed.is_none() && !ctx.weighted && ctx.required.is_empty() {
+        return by_best_fit(ctx, req, &mut scratch);
+    }
     // (packed best-fit key, trays to offer, trays needed) of a rack that holds the job.
     let rank = |h: &Room, scratch: &mut Vec<u16>| {
         let need = ctx.need(h, req, scratch)?;
@@ -161,13 +164,9 @@ pub(super) fn plan_one_rack(
         fits.sort_unstable_by_key(|&(key, _)| key);
         fits.sort_by_key(|&(key, _)| weights[rack_of(key)]);
     } else {
-        fits = Vec::with_capacity(ctx.topo.racks.len());
-        fits.extend(
-            offered.filter_map(|h| rank(&h, &mut scratch).map(|(key, take, _)| (key, take))),
-        );
-        if timed.is_none() && !fits.is_empty() {
-            return Ok(by_leftover(&fits, ctx.topo.max_rack_size()));
-        }
+        fits = offered
+            .filter_map(|h| rank(&h, &mut scratch).map(|(key, take, _)| (key, take)))
+            .collect();
         fits.sort_unstable_by_key(|&(key, _)| key);
     }
     if fits.is_empty() {
@@ -180,34 +179,75 @@ pub(super) fn plan_one_rack(
     Ok(fits.iter().map(|&fit| piece(fit)).collect())
 }
 
+/// [`plan_one_rack`] in the usual case, no `-w`, no node weights and no end-time rule: the
+/// ranking is best fit, then keep-whole, then rack order, so one pass over the racks counts
+/// each fitting rack into its (leftover, keep-whole) bucket and a second places the pieces
+/// bucket by bucket, in rack order within each. No per-rack record and no sort: this is the
+/// decision most jobs of a large cluster take, over every rack.
+fn by_best_fit(ctx: &Ctx, req: &JobRequest, scratch: &mut Vec<u16>) -> Result<Vec<Piece>, Reject> {
+    let (topo, view) = (ctx.topo, ctx.view);
+    let base = req.min_nodes.max(req.demand.trays);
+    let binds = req.demand.binds(req.min_nodes);
+    let flexible = req.is_flexible();
+    let keep_whole = topo.policy.prefer_degraded;
+    let mut starts = vec![0u32; 2 * (topo.max_rack_size().min(2047) + 1) + 1];
+    // (rack, trays to offer, bucket) of each rack that holds the job, in rack order.
+    let mut fits: Vec<(u32, u32, u32)> = Vec::with_capacity(topo.racks.len());
+    if base <= req.max_nodes {
+        for rack in 0..topo.racks.len() {
+            let free = topo.offered_in(rack, view);
+            if free < base {
+                continue;
+            }
+            let whole = free == topo.rack_size(rack);
+            let need = if binds {
+                let room = Room {
+                    rack,
+                    free,
+                    whole,
+                    required: 0,
+                    weight: 0,
+                };
+                match ctx.need(&room, req, scratch) {
+                    Some(need) => need,
+                    None => continue,
+                }
+            } else {
+                base
+            };
+            let take = if flexible { free } else { need };
+            let bucket = ((free - need).min(2047) << 1) | usize::from(keep_whole && whole);
+            starts[bucket + 1] += 1;
+            fits.push((rack as u32, take as u32, bucket as u32));
+        }
+    }
+    if fits.is_empty() {
+        return Err(Reject::NotNow(WaitReason::NoRackRoom {
+            trays: req.trays_needed(topo),
+            demand: req.demand.clone(),
+        }));
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let mut pieces = vec![Piece { rack: 0, trays: 0 }; fits.len()];
+    for (rack, take, bucket) in fits {
+        let slot = &mut starts[bucket as usize];
+        pieces[*slot as usize] = Piece {
+            rack: rack as usize,
+            trays: take as usize,
+        };
+        *slot += 1;
+    }
+    Ok(pieces)
+}
+
 /// The piece of one ranked fit.
 fn piece((key, take): (u64, u32)) -> Piece {
     Piece {
         rack: rack_of(key),
         trays: take as usize,
     }
-}
-
-/// The pieces of `fits` (made in rack order, keys without an end-time delay) sorted by key in linear
-/// time: a counting sort on leftover and keep-whole, which keeps rack order within each.
-/// Ranking every rack of a 2,800-rack cluster by a comparison sort was a decision's
-/// largest cost.
-fn by_leftover(fits: &[(u64, u32)], largest_rack: usize) -> Vec<Piece> {
-    let bucket = |key: u64| (((key >> 53) as usize) << 1) | ((key >> 32) & 1) as usize;
-    let mut starts = vec![0usize; 2 * (largest_rack.min(2047) + 1) + 1];
-    for &(key, _) in fits {
-        starts[bucket(key) + 1] += 1;
-    }
-    for b in 1..starts.len() {
-        starts[b] += starts[b - 1];
-    }
-    let mut sorted = vec![Piece { rack: 0, trays: 0 }; fits.len()];
-    for &fit in fits {
-        let slot = &mut starts[bucket(fit.0)];
-        sorted[*slot] = piece(fit);
-        *slot += 1;
-    }
-    sorted
 }
 
 /// The rack of a packed ranking key (its low 32 bits).

@@ -866,20 +866,25 @@ mod segment_rules;
 mod weights;
 
 /// Trays in any state, shared ones with fewer GPUs and CPUs left (what a counted rack must
-/// tell apart from whole trays).
+/// tell apart from whole trays); about a third of the racks whole and free, so that
+/// keep-whole and whole-rack ties are met.
 fn arb_uneven_view(racks: usize) -> impl Strategy<Value = ClusterView> {
-    proptest::collection::vec((0u8..4, 0u16..5, 1u16..145), racks * 18).prop_map(|trays| {
-        ClusterView {
-            trays: trays
-                .into_iter()
-                .map(|(s, gpus, cpus)| crate::model::Tray {
+    let trays = proptest::collection::vec((0u8..4, 0u16..5, 1u16..145), racks * 18);
+    let whole = proptest::collection::vec(0u8..3, racks);
+    (trays, whole).prop_map(|(trays, whole)| ClusterView {
+        trays: trays
+            .into_iter()
+            .enumerate()
+            .map(|(i, (s, gpus, cpus))| {
+                let s = if whole[i / 18] == 0 { 0 } else { s };
+                crate::model::Tray {
                     gpus: if s == 1 { gpus } else { 4 },
                     cpus: if s == 1 { cpus } else { 144 },
                     ..testkit::tray(b".+Ax"[usize::from(s)].into())
-                })
-                .collect(),
-            ..ClusterView::default()
-        }
+                }
+            })
+            .collect(),
+        ..ClusterView::default()
     })
 }
 
@@ -910,7 +915,7 @@ proptest! {
 
     #[test]
     fn one_rack_jobs_are_ranked_by_leftover_then_keep_whole_then_rack(
-        view in arb_view(7),
+        view in arb_uneven_view(7),
         n in 1usize..19,
         prefer_degraded in any::<bool>(),
     ) {
@@ -925,5 +930,26 @@ proptest! {
             .map(|alts| alts.iter().map(|p| p.pieces[0].rack).collect())
             .unwrap_or_default();
         prop_assert_eq!(got, expected);
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_usual_one_rack_ranking_is_the_general_ranking(
+        view in arb_uneven_view(6),
+        req in arb_request(),
+        prefer_degraded in any::<bool>(),
+    ) {
+        // The end-time rule with every delay 0 ranks as the plain rule does, but by the
+        // general path (keys and a sort), so it checks the bucket pass of the usual case.
+        let plain = Topology::uniform(6, 18, Policy { prefer_degraded, ..Policy::default() });
+        let timed_policy = Policy { prefer_degraded, end_time: EndTime::TieBreak, ..Policy::default() };
+        let timed = Topology::uniform(6, 18, timed_policy);
+        let mut timed_view = view.clone();
+        timed_view.now = 1000;
+        timed_view.busy_until = vec![0; view.trays.len()];
+        let timed_req = JobRequest { ends_at: Some(1000), ..req.clone() };
+        let (a, b) = (placements(&plain, &view, &req), placements(&timed, &timed_view, &timed_req));
+        prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
 }
