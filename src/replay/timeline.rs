@@ -39,6 +39,11 @@ pub struct Fidelity {
     pub wrong_size_starts: usize,
     /// Starts on nodes that are not trays of the lab.
     pub unknown_nodes: usize,
+    /// How much longer than its sleep a run held its trays, real ms, from its start line to
+    /// its `_job_complete ... done` (runs that ended, not requeued ones): median and 90th
+    /// percentile. Launch and completion with slurmd; the driver's ending with `--cloud`.
+    pub run_overhead_median_ms: Option<i64>,
+    pub run_overhead_p90_ms: Option<i64>,
 }
 
 enum Ev {
@@ -85,6 +90,8 @@ pub fn report(
     let stop = observed.t0_ms + schedule.stop_ms as i64;
     let mut fid = Fidelity::default();
     let mut late = Vec::new();
+    let mut overheads = Vec::new();
+    let mut run_start: BTreeMap<usize, i64> = BTreeMap::new();
     let mut events: Vec<(i64, Ev)> = Vec::new();
     for e in log {
         let Some(&job) = by_slurm.get(&e.job) else {
@@ -109,10 +116,19 @@ pub fn report(
                 if !schedule.stream[job].by_gpus && trays.len() != schedule.stream[job].trays {
                     fid.wrong_size_starts += 1;
                 }
+                run_start.insert(job, e.at_ms);
                 Ev::Start { job, trays }
             }
-            What::Ended => Ev::End { job, killed: false },
-            What::Requeued => Ev::End { job, killed: true },
+            What::Ended => {
+                if let Some(start) = run_start.remove(&job) {
+                    overheads.push(e.at_ms - start - schedule.jobs[job].sleep_ms as i64);
+                }
+                Ev::End { job, killed: false }
+            }
+            What::Requeued => {
+                run_start.remove(&job);
+                Ev::End { job, killed: true }
+            }
         };
         events.push((at, ev));
     }
@@ -129,6 +145,11 @@ pub fn report(
     if !late.is_empty() {
         fid.submit_late_mean_ms = late.iter().sum::<i64>() as f64 / late.len() as f64;
         fid.submit_late_max_ms = late.iter().copied().max().unwrap_or(0);
+    }
+    overheads.sort_unstable();
+    if !overheads.is_empty() {
+        fid.run_overhead_median_ms = Some(overheads[overheads.len() / 2]);
+        fid.run_overhead_p90_ms = Some(overheads[(overheads.len() - 1) * 9 / 10]);
     }
 
     let jobs = &schedule.stream;
@@ -310,6 +331,7 @@ mod tests {
         assert_eq!(r.small_jobs_in_one_rack.share, Some(1.0));
         assert_eq!(r.large_jobs_extra_racks, Some(0.0));
         assert_eq!(fid.wrong_size_starts, 0);
+        assert_eq!(fid.run_overhead_median_ms, Some(0));
         let all = &r.wait[0];
         assert!((all.mean_h - 0.25).abs() < 1e-9, "{all:?}");
         // The window is the first hour only (one submission after the other): nobody waits in it.
@@ -338,8 +360,10 @@ mod tests {
             ev(40_000, 1, nodes(19, 36)),
             ev(100_000, 1, What::Ended),
         ];
-        let (r, _) = report(&p, &obs, &log, PolicyKind::Block, 18, 36, 10);
+        let (r, fid) = report(&p, &obs, &log, PolicyKind::Block, 18, 36, 10);
         assert_eq!((r.requeues, r.tray_failures, r.completed), (1, 1, 1));
+        // Only the run that ended counts: 60 s after its second start, its sleep.
+        assert_eq!(fid.run_overhead_median_ms, Some(0));
         assert!(
             (r.lost_gpu_hours - 18.0 * 4.0 * 0.5).abs() < 1e-9,
             "{}",
