@@ -212,6 +212,9 @@ NTOTAL=$((NNODES + CPU_NODES))
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
     die "slurmd ports overlap: gb nodes use $((PORT0 + 1))-$((PORT0 + NNODES)), cpu nodes $((CPU_PORT0 + 1))-$((CPU_PORT0 + CPU_NODES)); change PORT0 or CPU_PORT0"
 fi
+# Every gb node has a Port= in slurm.conf, with or without a slurmd (CLOUD=1 nodes listen on
+# nothing, but slurmctld still reads their ports): they must be valid port numbers.
+[ $((PORT0 + NNODES)) -le 65535 ] || die "gb node ports $((PORT0 + 1))-$((PORT0 + NNODES)) run past 65535; lower PORT0"
 if [ "$ACCOUNTING" = 1 ]; then
     { [ "$DBD_PORT" != "$CTLD_PORT" ] &&
       { [ "$DBD_PORT" -le "$PORT0" ] || [ "$DBD_PORT" -gt $((PORT0 + NNODES)) ]; } &&

@@ -9,6 +9,11 @@
 //! requeued job back for the 120 s credential lifetime, which compression would turn into
 //! many hours); a job killed more than `--max-requeue` times is requeued held, as Slurm's
 //! MaxBatchRequeue does.
+//!
+//! With `--cloud` the trays are Slurm power-saving cloud nodes without a slurmd (lab-up.sh
+//! `CLOUD=1`), so a lab of thousands of trays fits in memory; the driver ends each job at
+//! its start (from the log) + its run time with Slurm's `slurm_complete_job()` and queues a
+//! scheduling pass after each batch of ends (`replay_cloud.rs`, docs/scale-replay.md).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -20,7 +25,7 @@ use serde::Serialize;
 use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
 use topology_nvl72::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
-use topology_nvl72::replay::timeline::{report, Fidelity, Observed};
+use topology_nvl72::replay::timeline::{report, Fidelity};
 use topology_nvl72::sim::calibration::ensemble;
 use topology_nvl72::sim::job::{hours, set_offered_load, Job, HOUR};
 use topology_nvl72::sim::metrics::PolicyReport;
@@ -32,8 +37,11 @@ use topology_nvl72::sim::simulation::{simulate_all, SimConfig};
 
 use super::workload::{workload_info, WorkloadArgs};
 
+#[path = "replay_cloud.rs"]
+mod cloud;
 #[path = "replay_lab.rs"]
 mod lab;
+use cloud::CloudEnds;
 use lab::Lab;
 
 #[derive(Args)]
@@ -66,8 +74,18 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Lab folders are PREFIX-nvl72, PREFIX-block, PREFIX-none (a chroot each, built once)
-    #[arg(long, default_value = "/var/tmp/nvl72-replay")]
-    lab_prefix: String,
+    /// [default: /var/tmp/nvl72-replay; --series 26.05: /var/tmp/nvl72-replay-26.05]
+    #[arg(long)]
+    lab_prefix: Option<String>,
+    /// The labs' Slurm: Debian trixie's 24.11.5 or sid's 26.05.5 (the plugin must be built
+    /// for it: lab-up.sh's default for 26.05 is target/slurm-26-05/libtopology_nvl72.so)
+    #[arg(long, default_value = "24.11", value_parser = ["24.11", "26.05"])]
+    series: String,
+    /// The trays are Slurm cloud nodes without a slurmd (lab-up.sh CLOUD=1); the driver ends
+    /// each job at its start + run time with slurm_complete_job() (docs/scale-replay.md):
+    /// hundreds of racks in one real slurmctld, without slurmd traffic
+    #[arg(long)]
+    cloud: bool,
     /// Shift the labs' ports (slurmctld + N, slurmd + 1000 N) to run two replays at once
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1))]
     port_offset: u16,
@@ -143,10 +161,30 @@ pub const ENSEMBLE: usize = 8;
 /// `syn-s2` (launch and completion on a loaded 2-core host).
 const LAB_RUN_OVERHEAD_S: f64 = 0.1;
 
+/// The same with `--cloud`, where the driver ends each job itself at its start line's time +
+/// its sleep: the median (`Fidelity::run_overhead_median_ms`) was 2-3 ms in 2-rack labs of
+/// 24.11 and 26.05 and 4 ms at 278 racks (p90 0.5 s there, when the complete RPC waits for
+/// the backfill cycle's locks); 2026-12-02.
+const CLOUD_RUN_OVERHEAD_S: f64 = 0.005;
+
 /// [`LAB_RUN_OVERHEAD_S`] in simulated time.
 pub fn lab_run_overhead(scale: f64) -> u64 {
     (LAB_RUN_OVERHEAD_S * 1000.0 * scale).round() as u64
 }
+
+/// [`CLOUD_RUN_OVERHEAD_S`] in simulated time.
+fn cloud_run_overhead(scale: f64) -> u64 {
+    (CLOUD_RUN_OVERHEAD_S * 1000.0 * scale).round() as u64
+}
+
+/// What a `--cloud` replay is, for its report.
+const CLOUD_NOTE: &str = "--cloud: the trays are Slurm cloud nodes without slurmd (powering up, \
+    idle#/alloc#); every job stays CONFIGURING until the driver ends it at its start + run \
+    time with slurm_complete_job() (COMPLETED, or TIMEOUT past its limit), then queues a \
+    scheduling pass with a no-op node update; a drained tray's jobs are requeued by \
+    slurmctld itself. Measured: slurmctld's placement, backfill, job turnover and requeues; \
+    not measured: slurmd traffic (launch, epilog-complete, registration, pings), \
+    slurmctld's own time limits, unresponsive nodes";
 
 /// The labs' `bf_window` (Slurm's default, one real day) in simulated time.
 pub fn lab_bf_window(scale: f64) -> u64 {
@@ -174,6 +212,17 @@ struct ReplayReport {
     stream: Vec<Job>,
     /// When the replay ran, `YYYY-MM-DD` (UTC).
     date: String,
+    /// The labs' Slurm series.
+    series: String,
+    /// `--cloud`: what it measures, and the driver's ends per lab.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cloud: Option<CloudReport>,
+}
+
+#[derive(Serialize)]
+struct CloudReport {
+    note: &'static str,
+    ends: Vec<(Topo, CloudEnds)>,
 }
 
 /// `YYYY-MM-DD` of a time, UTC.
@@ -183,10 +232,17 @@ pub fn day(t: std::time::SystemTime) -> String {
 
 pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let racks = a.w.racks.unwrap_or(8);
-    if racks * 18 > 999 {
+    if racks * 18 > 9999 {
         return Err(format!(
-            "--racks {racks}: the lab names at most 999 trays (55 racks)"
+            "--racks {racks}: the lab names at most 9999 trays (555 racks)"
         ));
+    }
+    if racks * 18 > 2000 && !a.cloud && !a.dry_run {
+        eprintln!(
+            "replay: warning: {} trays, one slurmd each (about 10 MB apiece at this size, \
+             docs/real-slurm-cost.md): consider --cloud",
+            racks * 18
+        );
     }
     if a.topologies.is_empty() {
         return Err("--topologies: name at least one of nvl72, block, none".into());
@@ -234,14 +290,23 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     // A requeued job's begin time is one second after the requeue (see the module docs).
     cfg.requeue_delay = Some((1000.0 * scale).round() as u64);
     cfg.bf_window = Some(lab_bf_window(scale));
-    cfg.run_overhead = Some(lab_run_overhead(scale));
+    cfg.run_overhead = Some(if a.cloud {
+        cloud_run_overhead(scale)
+    } else {
+        lab_run_overhead(scale)
+    });
     // The tables: one tick phase. The occupancy compared: the mean over the phases.
     let predicted = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
     let prediction = ensemble(&cfg, &schedule.stream, &models, ENSEMBLE);
-    let assumptions = format!(
-        "slurmctld in every lab: SchedulerParameters={SCHED_PARAMS}, Slurm's defaults otherwise\nsimulator: {}",
+    let mut assumptions = format!(
+        "slurmctld {} in every lab: SchedulerParameters={SCHED_PARAMS}, Slurm's defaults otherwise\nsimulator: {}",
+        a.series,
         cfg.describe_scheduler()
     );
+    if a.cloud {
+        assumptions.push('\n');
+        assumptions.push_str(CLOUD_NOTE);
+    }
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
         println!("{}", comparison(&[], &models, &prediction, &[]));
@@ -249,11 +314,14 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         return Ok(());
     }
 
-    let (real, fidelity) = run_labs(a, &schedule, racks, cfg.max_requeue)?;
+    let (real, fidelity, ends) = run_labs(a, &schedule, racks, cfg.max_requeue)?;
     let mut all = real.clone();
     all.extend(predicted.iter().cloned());
     print!("{}", table(&info, &cfg, all.clone()));
     println!("{}", comparison(&real, &models, &prediction, &fidelity));
+    for (topo, e) in &ends {
+        println!("{}", describe_ends(*topo, e));
+    }
     println!("{assumptions}");
     let title = format!(
         "{} ({} jobs, load {:.2}) on {} racks, failures: {}: real Slurm (solid) vs simulator (dashed)",
@@ -280,6 +348,11 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         slurm_settings: SCHED_PARAMS.to_string(),
         stream: schedule.stream.clone(),
         date: day(std::time::SystemTime::now()),
+        series: a.series.clone(),
+        cloud: a.cloud.then_some(CloudReport {
+            note: CLOUD_NOTE,
+            ends,
+        }),
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
     std::fs::write(a.out.join("replay.json"), &json).map_err(|e| e.to_string())?;
@@ -289,8 +362,33 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Each real run measured, and how well the log matched the schedule, per topology.
-type RealRuns = (Vec<PolicyReport>, Vec<(Topo, Fidelity)>);
+/// Each real run measured, how well the log matched the schedule, and (`--cloud`) the
+/// driver's ends, per topology.
+type RealRuns = (
+    Vec<PolicyReport>,
+    Vec<(Topo, Fidelity)>,
+    Vec<(Topo, CloudEnds)>,
+);
+
+/// One line on the driver's ends in a `--cloud` lab.
+fn describe_ends(topo: Topo, e: &CloudEnds) -> String {
+    let mut line = format!(
+        "{}: --cloud ends: {} jobs ended by slurm_complete_job in {} batches, {} refused, {} kicks refused; \
+         replies after the due time: mean {:.0} ms, p99 {} ms, max {} ms",
+        topo.name(),
+        e.ended,
+        e.batches,
+        e.failed,
+        e.kicks_failed,
+        e.late_mean_ms,
+        e.late_p99_ms,
+        e.late_max_ms
+    );
+    if let Some(first) = e.errors.first() {
+        line.push_str(&format!(" (first refusal: {first})"));
+    }
+    line
+}
 
 /// Runs the schedule in one lab per compared topology (in parallel unless `--sequential`),
 /// keeps each slurmctld log in `--out`, and measures each real run from it.
@@ -307,25 +405,34 @@ fn run_labs(
     } else {
         ProgressDrawTarget::stderr()
     });
+    let prefix = a
+        .lab_prefix
+        .clone()
+        .unwrap_or_else(|| match a.series.as_str() {
+            "24.11" => "/var/tmp/nvl72-replay".to_string(),
+            s => format!("/var/tmp/nvl72-replay-{s}"),
+        });
     let labs: Vec<Lab> = a
         .topologies
         .iter()
         .map(|&topo| Lab {
             topo,
-            dir: format!("{}-{}", a.lab_prefix, topo.name()),
+            dir: format!("{prefix}-{}", topo.name()),
             scripts: scripts.clone(),
             port_offset: a.port_offset,
             bar: bar(&multi, topo, schedule),
+            series: a.series.clone(),
+            cloud: a.cloud,
         })
         .collect();
-    let run = |lab: &Lab| -> Result<(Observed, String), String> {
+    let run = |lab: &Lab| -> Result<lab::LabRun, String> {
         let result = lab.run(schedule, racks, a, max_requeue);
         if !a.keep_labs {
             lab.down();
         }
         result
     };
-    let results: Vec<Result<(Observed, String), String>> = if a.sequential {
+    let results: Vec<Result<lab::LabRun, String>> = if a.sequential {
         labs.iter().map(run).collect()
     } else {
         std::thread::scope(|s| {
@@ -341,8 +448,12 @@ fn run_labs(
     };
     let mut real = Vec::new();
     let mut fidelity = Vec::new();
+    let mut all_ends = Vec::new();
     for (lab, result) in labs.iter().zip(results) {
-        let (observed, log) = result.map_err(|e| format!("{}: {e}", lab.topo.name()))?;
+        let (observed, log, ends) = result.map_err(|e| format!("{}: {e}", lab.topo.name()))?;
+        if let Some(e) = ends {
+            all_ends.push((lab.topo, e));
+        }
         std::fs::write(
             a.out.join(format!("{}-slurmctld.log", lab.topo.name())),
             &log,
@@ -368,7 +479,7 @@ fn run_labs(
         real.push(r);
         fidelity.push((lab.topo, fid));
     }
-    Ok((real, fidelity))
+    Ok((real, fidelity, all_ends))
 }
 
 /// Drops the jobs that some compared policy could never run on `racks` racks (the
@@ -465,12 +576,14 @@ fn comparison(
     for (topo, f) in fidelity {
         let _ = writeln!(
             out,
-            "{}: submissions late by {:.0} ms on average (max {} ms); starts of the wrong size: {}; unknown nodes: {}",
+            "{}: submissions late by {:.0} ms on average (max {} ms); starts of the wrong size: {}; unknown nodes: {}; runs over their sleep: median {} ms, p90 {} ms",
             topo.name(),
             f.submit_late_mean_ms,
             f.submit_late_max_ms,
             f.wrong_size_starts,
-            f.unknown_nodes
+            f.unknown_nodes,
+            f.run_overhead_median_ms.map_or("-".into(), |v| v.to_string()),
+            f.run_overhead_p90_ms.map_or("-".into(), |v| v.to_string()),
         );
     }
     out

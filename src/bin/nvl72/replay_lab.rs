@@ -1,6 +1,8 @@
 //! One replay lab: a chroot with its own slurmctld and slurmds for one topology plugin
 //! (`scripts/lab-up.sh`), driven in real time through the schedule: `sbatch` at each submission
 //! instant, drain and requeue at each failure, resume at each repair; then slurmctld's log.
+//! With `--cloud` the trays have no slurmd (`CLOUD=1`) and the driver ends each job itself
+//! (`replay_cloud.rs`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -8,12 +10,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use indicatif::ProgressBar;
 
+use topology_nvl72::hostlist;
 use topology_nvl72::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use topology_nvl72::replay::timeline::Observed;
 
+use super::cloud::{run_ms, CloudEnds, Ender};
 use super::{ReplayArgs, Topo, SCHED_PARAMS};
 
-fn unix_ms() -> i64 {
+pub(super) fn unix_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -26,7 +30,25 @@ pub(super) struct Lab {
     pub(super) scripts: PathBuf,
     pub(super) port_offset: u16,
     pub(super) bar: ProgressBar,
+    /// `24.11` or `26.05`: the Debian Slurm the lab runs.
+    pub(super) series: String,
+    /// Trays are cloud nodes without slurmd; the driver ends the jobs.
+    pub(super) cloud: bool,
 }
+
+/// The lab's name of tray `tray` (0-based) in a lab of `trays` trays: `gb001`..., or
+/// `gb0001`... above 999 trays, as lab-up.sh names them.
+pub(super) fn tray_name(tray: usize, trays: usize) -> String {
+    if trays > 999 {
+        format!("gb{:04}", tray + 1)
+    } else {
+        format!("gb{:03}", tray + 1)
+    }
+}
+
+/// What one lab run gives: what the driver saw, slurmctld's log, and with `--cloud` the
+/// driver's ends.
+pub(super) type LabRun = (Observed, String, Option<CloudEnds>);
 
 impl Lab {
     fn script(&self, name: &str) -> Command {
@@ -35,7 +57,7 @@ impl Lab {
         let (ctld, port0) = (ctld + self.port_offset, port0 + 1000 * self.port_offset);
         c.arg(self.scripts.join(name))
             .env("LAB", &self.dir)
-            .env("SLURM_SERIES", "24.11")
+            .env("SLURM_SERIES", &self.series)
             .env("TOPO", self.topo.name())
             .env("CTLD_PORT", ctld.to_string())
             .env("PORT0", port0.to_string())
@@ -60,6 +82,7 @@ impl Lab {
                 ),
             )
             .env("WAIT", "300")
+            .env("CLOUD", if self.cloud { "1" } else { "0" })
             .stdout(file)
             .stderr(err);
         if let Some(p) = &a.plugin {
@@ -107,8 +130,9 @@ impl Lab {
         racks: usize,
         a: &ReplayArgs,
         max_requeue: Option<u32>,
-    ) -> Result<(Observed, String), String> {
+    ) -> Result<LabRun, String> {
         self.bar.set_message("lab starting");
+        let trays = racks * 18;
         if let Err(first) = self.up(racks, a) {
             // Several labs starting at once on a small host can trip lab-up.sh: one more try.
             self.bar.set_message("lab-up failed, trying again");
@@ -117,6 +141,17 @@ impl Lab {
                 .map_err(|again| format!("{first}; and again: {again}"))?;
         }
         let log_path = format!("{}/var/log/slurmctld.log", self.dir);
+        let ender = if self.cloud {
+            Some(Ender::start(
+                PathBuf::from(format!("{}/rootfs", self.dir)),
+                std::path::Path::new(&log_path),
+                &self.series,
+                &tray_name(0, trays),
+                &a.out.join(format!("{}-end-jobs.log", self.topo.name())),
+            )?)
+        } else {
+            None
+        };
         let mut obs = Observed {
             slurm_ids: vec![None; schedule.jobs.len()],
             ..Observed::default()
@@ -132,31 +167,67 @@ impl Lab {
             .chain(schedule.jobs.iter().map(|j| (j.submit_ms, 1, j.id)))
             .collect();
         actions.sort();
+        // Tray changes at one instant in one direction go to Slurm as one host list (at the
+        // start, a few percent of thousands of trays are down at once).
+        let mut steps: Vec<(u64, u8, Vec<usize>)> = Vec::new();
+        for (at, kind, i) in actions {
+            match steps.last_mut() {
+                Some((a, 0, group))
+                    if kind == 0
+                        && *a == at
+                        && schedule.tray_events[group[0]].down == schedule.tray_events[i].down =>
+                {
+                    group.push(i)
+                }
+                _ => steps.push((at, kind, vec![i])),
+            }
+        }
         let start = Instant::now();
         obs.t0_ms = unix_ms();
         let mut submitted = 0;
-        for (at, kind, i) in actions {
+        for (at, kind, group) in steps {
             let due = start + Duration::from_millis(at);
             if let Some(wait) = due.checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
             let now_ms = start.elapsed().as_millis() as u64;
             self.bar.set_position(now_ms / 1000);
+            if let Some(e) = ender.as_ref().and_then(Ender::failure) {
+                return Err(format!("ending jobs: {e}"));
+            }
             if kind == 1 {
-                match self.submit(&schedule.jobs[i]) {
-                    Ok(id) => obs.slurm_ids[i] = Some(id),
+                let i = group[0];
+                let j = &schedule.jobs[i];
+                match self.submit(j) {
+                    Ok(id) => {
+                        obs.slurm_ids[i] = Some(id);
+                        if let Some(ender) = &ender {
+                            ender.book().register(id, run_ms(j.sleep_ms, j.limit_min));
+                        }
+                    }
                     Err(e) => errors.push(e),
                 }
                 submitted += 1;
                 self.bar
                     .set_message(format!("{submitted}/{} submitted", schedule.jobs.len()));
             } else {
-                let e = schedule.tray_events[i];
-                match self.tray_change(e.tray, e.down, &obs.slurm_ids, &mut kills, max_requeue) {
+                let events: Vec<TrayEvent> =
+                    group.iter().map(|&i| schedule.tray_events[i]).collect();
+                let names: Vec<String> = events.iter().map(|e| tray_name(e.tray, trays)).collect();
+                let changed = self.tray_change(
+                    &hostlist::compress(&names),
+                    events[0].down,
+                    &obs.slurm_ids,
+                    &mut kills,
+                    max_requeue,
+                    ender.as_ref(),
+                );
+                match changed {
                     Ok(held) => obs.held.extend(held),
                     Err(err) => errors.push(err),
                 }
-                obs.tray_events.push(TrayEvent { at_ms: now_ms, ..e });
+                obs.tray_events
+                    .extend(events.into_iter().map(|e| TrayEvent { at_ms: now_ms, ..e }));
             }
         }
         // Drain: until nothing is left or the stop time.
@@ -171,8 +242,13 @@ impl Lab {
             if left == 0 || Instant::now() >= stop {
                 break;
             }
+            if let Some(e) = ender.as_ref().and_then(Ender::failure) {
+                return Err(format!("ending jobs: {e}"));
+            }
             std::thread::sleep(Duration::from_millis(1000));
         }
+        // No more ends once the rest is cancelled.
+        let ends = ender.map(Ender::finish).transpose()?;
         let _ = self.slurm(&["scancel", "-u", "root"]);
         self.bar.finish_with_message(if errors.is_empty() {
             "done".to_string()
@@ -187,7 +263,7 @@ impl Lab {
             );
         }
         let log = std::fs::read_to_string(&log_path).map_err(|e| format!("{log_path}: {e}"))?;
-        Ok((obs, log))
+        Ok((obs, log, ends))
     }
 
     /// `sbatch` of one job; Slurm's job id.
@@ -222,16 +298,18 @@ impl Lab {
             .map_err(|_| format!("sbatch printed `{}`", out.trim()))
     }
 
-    /// Drains (and requeues the job on) or resumes one tray; the stream jobs requeued held.
+    /// Drains (and requeues the jobs on) or resumes trays (a host list); the stream jobs
+    /// requeued held.
+    /// With `--cloud`, the ending thread waits meanwhile and ends none of the jobs requeued.
     fn tray_change(
         &self,
-        tray: usize,
+        node: &str,
         down: bool,
         slurm_ids: &[Option<u32>],
         kills: &mut [u32],
         max_requeue: Option<u32>,
+        ender: Option<&Ender>,
     ) -> Result<Vec<usize>, String> {
-        let node = format!("gb{:03}", tray + 1);
         if !down {
             self.slurm(&[
                 "scontrol",
@@ -241,6 +319,9 @@ impl Lab {
             ])?;
             return Ok(vec![]);
         }
+        if let Some(ender) = ender {
+            return self.cloud_failure(node, slurm_ids, kills, max_requeue, ender);
+        }
         let mut held = Vec::new();
         self.slurm(&[
             "scontrol",
@@ -249,7 +330,7 @@ impl Lab {
             "state=drain",
             "reason=nvl72-replay-failure",
         ])?;
-        let ids = self.slurm(&["squeue", "-h", "-t", "R,CF", "-w", &node, "-o", "%i"])?;
+        let ids = self.slurm(&["squeue", "-h", "-t", "R,CF", "-w", node, "-o", "%i"])?;
         for id in ids.split_whitespace() {
             let Ok(slurm_id) = id.parse::<u32>() else {
                 continue;
@@ -265,14 +346,7 @@ impl Lab {
                 self.slurm(&["scontrol", "requeue", id])?;
                 // Once the old run has finished completing, Slurm sets the begin time to now
                 // + the credential lifetime (120 s): wait for that, then bring it back.
-                let deadline = Instant::now() + Duration::from_secs(5);
-                while Instant::now() < deadline {
-                    let state = self.slurm(&["squeue", "-h", "-j", id, "-o", "%T"]);
-                    if state.is_ok_and(|s| s.trim() == "PENDING") {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                self.wait_pending(id);
                 self.slurm(&[
                     "scontrol",
                     "update",
@@ -282,5 +356,86 @@ impl Lab {
             }
         }
         Ok(held)
+    }
+
+    /// A tray failure with `--cloud`. Draining a tray that is allocated and powering up makes
+    /// slurmctld requeue its jobs itself (`requeue job JobId=N due to failure of node`, then
+    /// `Requeuing JobId=N`; node_mgr.c update_node, 24.11 and 26.05), so the driver lists
+    /// them first, drains, and then only brings them back (or holds them). The ending thread
+    /// waits meanwhile, and ends none of them until it has read their `Requeuing` line.
+    fn cloud_failure(
+        &self,
+        node: &str,
+        slurm_ids: &[Option<u32>],
+        kills: &mut [u32],
+        max_requeue: Option<u32>,
+        ender: &Ender,
+    ) -> Result<Vec<usize>, String> {
+        let mut book = ender.book();
+        let ids = self.slurm(&["squeue", "-h", "-t", "R,CF", "-w", node, "-o", "%i"])?;
+        let on_tray: Vec<(u32, usize)> = ids
+            .split_whitespace()
+            .filter_map(|id| id.parse::<u32>().ok())
+            .filter_map(|id| Some((id, slurm_ids.iter().position(|&s| s == Some(id))?)))
+            .collect();
+        for &(id, _) in &on_tray {
+            book.killing(id);
+        }
+        if let Err(e) = self.slurm(&[
+            "scontrol",
+            "update",
+            &format!("nodename={node}"),
+            "state=drain",
+            "reason=nvl72-replay-failure",
+        ]) {
+            for &(id, _) in &on_tray {
+                book.not_killed(id);
+            }
+            return Err(e);
+        }
+        drop(book);
+        let mut held = Vec::new();
+        for (id, job) in on_tray {
+            kills[job] += 1;
+            let id = id.to_string();
+            self.wait_pending(&id);
+            if max_requeue.is_some_and(|m| kills[job] > m) {
+                self.slurm(&["scontrol", "hold", &id])?;
+                held.push(job);
+            } else {
+                self.slurm(&[
+                    "scontrol",
+                    "update",
+                    &format!("jobid={id}"),
+                    "StartTime=now+1",
+                ])?;
+            }
+        }
+        Ok(held)
+    }
+
+    /// Waits (up to 5 s) until the requeued job is PENDING again.
+    fn wait_pending(&self, id: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            let state = self.slurm(&["squeue", "-h", "-j", id, "-o", "%T"]);
+            if state.is_ok_and(|s| s.trim() == "PENDING") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tray_name;
+
+    #[test]
+    fn trays_are_named_as_lab_up_names_them() {
+        assert_eq!(tray_name(0, 144), "gb001");
+        assert_eq!(tray_name(998, 999), "gb999");
+        assert_eq!(tray_name(0, 5004), "gb0001");
+        assert_eq!(tray_name(5003, 5004), "gb5004");
     }
 }
