@@ -53,6 +53,9 @@
 #                             (scripts/sched-cost.sh, docs/real-slurm-cost.md).  The wait step
 #                             waits for idle~ gb nodes; cpu nodes still get a slurmd.
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
+#   ROOTFS_FROM []            another lab folder: a new LAB copies its finished rootfs when it
+#                             holds the same Slurm (seconds instead of a debootstrap); ignored
+#                             when it does not, or when LAB has a rootfs already
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
 #   PLUGIN [<repo>/target/release/libtopology_nvl72.so; 26.05: target/slurm-26-05/...;
 #           SLURM_PREFIX: target/slurm-<series>/release/...]   installed as topology_nvl72.so
@@ -157,6 +160,7 @@ CLEAN=${CLEAN:-0}
 ACCOUNTING=${ACCOUNTING:-0}
 DBD_WAIT=${DBD_WAIT:-60}
 CLOUD=${CLOUD:-0}
+ROOTFS_FROM=${ROOTFS_FROM:-}
 WAIT=${WAIT:-120}
 CTLD_WRAP=${CTLD_WRAP:-}
 CTLD_WAIT=${CTLD_WAIT:-30}
@@ -208,7 +212,6 @@ case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1 (got '$CLOUD')" ;; esac
 case $ACCOUNTING in 0|1) ;; *) die "ACCOUNTING must be 0 or 1 (got '$ACCOUNTING')" ;; esac
 [ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
 NTOTAL=$((NNODES + CPU_NODES))
-[ $((PORT0 + NNODES)) -le 65535 ] || die "slurmd ports $((PORT0 + 1))-$((PORT0 + NNODES)) pass 65535; lower PORT0"
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
     die "slurmd ports overlap: gb nodes use $((PORT0 + 1))-$((PORT0 + NNODES)), cpu nodes $((CPU_PORT0 + 1))-$((CPU_PORT0 + CPU_NODES)); change PORT0 or CPU_PORT0"
 fi
@@ -401,6 +404,18 @@ if ! rootfs_ok; then
         mount_chroot "$ROOT" "$VAR"
         install_slurm "$ROOT"
         echo "$MARKER_TEXT" > "$ROOT/$MARKER"
+    elif [ -n "$ROOTFS_FROM" ] && [ "$(cat "$ROOTFS_FROM/rootfs/$MARKER" 2>/dev/null)" = "$MARKER_TEXT" ]; then
+        # Another lab's finished rootfs of the same Slurm: a copy takes seconds, a debootstrap
+        # minutes.  Its mounts (proc, sys, dev, its var) are not copied (-x); the next step
+        # mounts this lab's own.
+        tb=$(now_us)
+        log "copying the rootfs of $ROOTFS_FROM (ROOTFS_FROM) to $TMPROOT"
+        cleanup_tmproot
+        mkdir -p "$LAB"
+        cp -ax "$ROOTFS_FROM/rootfs" "$TMPROOT" || die "cannot copy $ROOTFS_FROM/rootfs to $TMPROOT"
+        mkdir -p "$TMPROOT/proc" "$TMPROOT/sys" "$TMPROOT/dev"
+        mv -T "$TMPROOT" "$ROOT"
+        log "rootfs ready: $ROOT, copied ($(( ($(now_us) - tb) / 1000000 )) s)"
     else
         tb=$(now_us)
         log "building rootfs in $TMPROOT (renamed to $ROOT when complete)"

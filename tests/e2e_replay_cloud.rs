@@ -182,6 +182,9 @@ fn a_cloud_replay_starts_and_ends_every_job_in_a_real_slurmctld_without_slurmd()
         "--quiet",
     ]);
     cmd.arg("--out").arg(&out).arg("--json").arg(&json);
+    // A new lab copies the series' main lab's rootfs (lab-up.sh ROOTFS_FROM), which the test
+    // command has built already: no second debootstrap on a new machine.
+    cmd.env("ROOTFS_FROM", main_lab(series));
     match std::env::var_os("PACKAGE").filter(|p| !p.is_empty()) {
         Some(deb) => cmd.arg("--package").arg(deb),
         None => cmd.arg("--plugin").arg(repo.join(match series {
@@ -332,4 +335,12 @@ fn check(lab: &LabDown, log: &str, report: &Value, out: &Path) {
     let fid = &report["fidelity"][0][1];
     assert_eq!(fid["wrong_size_starts"], 0, "{fid}");
     assert_eq!(fid["unknown_nodes"], 0, "{fid}");
+}
+
+/// The series' main lab (scripts/lab-up.sh's default LAB), whose rootfs the test's lab copies.
+fn main_lab(series: &str) -> &'static str {
+    match series {
+        "26.05" => "/var/tmp/nvl72-lab-26.05",
+        _ => "/var/tmp/nvl72-lab",
+    }
 }
