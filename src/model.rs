@@ -30,6 +30,9 @@ pub struct Topology {
     /// `rack_size[d]` is rack `d`'s configured trays: one small array that a decision reads
     /// for every rack, where the racks themselves are large records.
     rack_size: Vec<usize>,
+    /// `largest_racks[k]` is how many trays the `k` largest racks have together: what a job
+    /// over `k` racks can get at most, looked up rather than sorted for every job.
+    largest_racks: Vec<usize>,
     max_rack: usize,
     pub gpus_per_tray: u32,
     /// What a whole free tray offers a job (GPUs from `gpus_per_tray`; the plugin sets the
@@ -100,11 +103,20 @@ impl Topology {
         groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let rack_size: Vec<usize> = racks.iter().map(|d| d.nodes.len()).collect();
         let max_rack = rack_size.iter().copied().max().unwrap_or(0);
+        let mut sizes = rack_size.clone();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        let largest_racks = std::iter::once(0)
+            .chain(sizes.iter().scan(0, |sum, &n| {
+                *sum += n;
+                Some(*sum)
+            }))
+            .collect();
         let topo = Topology {
             racks,
             node_rack,
             node_range,
             rack_size,
+            largest_racks,
             max_rack,
             gpus_per_tray: config.gpus_per_tray,
             full_tray: Capacity {
@@ -149,6 +161,12 @@ impl Topology {
         self.rack_size[d]
     }
 
+    /// The configured trays of the `k` largest racks together (of every rack when `k` is
+    /// larger than the rack count).
+    pub fn largest_racks(&self, k: usize) -> usize {
+        self.largest_racks[k.min(self.racks.len())]
+    }
+
     /// The largest rack, in configured trays: the biggest job or segment that fits one rack.
     pub fn max_rack_size(&self) -> usize {
         self.max_rack
@@ -156,7 +174,7 @@ impl Topology {
 
     /// Every configured tray of every rack.
     pub fn total_trays(&self) -> usize {
-        self.racks.iter().map(|r| r.nodes.len()).sum()
+        self.largest_racks(self.racks.len())
     }
 
     /// How many trays of rack `d` are offered in `view`.

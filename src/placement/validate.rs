@@ -159,13 +159,17 @@ fn fits_some_racks(topo: &Topology, n: usize, named: &[usize]) -> Result<(), Nev
         return Err(LargerThanRacks { nodes: n, total });
     }
     let racks = n.div_ceil(topo.max_rack_size()).max(named.len());
-    let mut others: Vec<usize> = (0..topo.racks.len())
-        .filter(|r| !named.contains(r))
-        .map(size)
-        .collect();
-    others.sort_unstable_by(|a, b| b.cmp(a));
-    let trays: usize = named.iter().map(|&r| size(r)).sum::<usize>()
-        + others.iter().take(racks - named.len()).sum::<usize>();
+    let trays = if named.is_empty() {
+        topo.largest_racks(racks)
+    } else {
+        let mut others: Vec<usize> = (0..topo.racks.len())
+            .filter(|r| !named.contains(r))
+            .map(size)
+            .collect();
+        others.sort_unstable_by(|a, b| b.cmp(a));
+        named.iter().map(|&r| size(r)).sum::<usize>()
+            + others.iter().take(racks - named.len()).sum::<usize>()
+    };
     if topo.policy.multi_rack.fewest_racks_only() && trays < n {
         return Err(LargestRacksTooSmall {
             nodes: n,
