@@ -347,12 +347,7 @@ impl Lab {
                 // Once the old run has finished completing, Slurm sets the begin time to now
                 // + the credential lifetime (120 s): wait for that, then bring it back.
                 self.wait_pending(id);
-                self.slurm(&[
-                    "scontrol",
-                    "update",
-                    &format!("jobid={id}"),
-                    "StartTime=now+1",
-                ])?;
+                self.start_now(id)?;
             }
         }
         Ok(held)
@@ -403,15 +398,22 @@ impl Lab {
                 self.slurm(&["scontrol", "hold", &id])?;
                 held.push(job);
             } else {
-                self.slurm(&[
-                    "scontrol",
-                    "update",
-                    &format!("jobid={id}"),
-                    "StartTime=now+1",
-                ])?;
+                self.start_now(&id)?;
             }
         }
         Ok(held)
+    }
+
+    /// Brings a requeued job back at once: Slurm would hold it for the credential lifetime
+    /// (120 s), which the time compression would turn into hours.
+    fn start_now(&self, id: &str) -> Result<(), String> {
+        self.slurm(&[
+            "scontrol",
+            "update",
+            &format!("jobid={id}"),
+            "StartTime=now+1",
+        ])
+        .map(|_| ())
     }
 
     /// Waits (up to 5 s) until the requeued job is PENDING again.
