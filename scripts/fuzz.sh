@@ -13,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-ALL=(config block_conf hostlist placement sacct)
+ALL=(config block_conf hostlist placement sacct saved_pieces)
 which=${1:-all}
 runs=${2:-10000000}
 if [ "$which" = all ]; then targets=("${ALL[@]}"); else targets=("$which"); fi
@@ -26,6 +26,7 @@ max_len() {
         hostlist) echo 256 ;;
         placement) echo 512 ;;
         sacct) echo 2048 ;;
+        saved_pieces) echo 256 ;;
         *) echo "unknown target $1 (one of: ${ALL[*]})" >&2; exit 2 ;;
     esac
 }

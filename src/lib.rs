@@ -18,6 +18,7 @@ pub mod hostlist;
 pub mod model;
 pub mod placement;
 pub mod replay;
+pub mod saved_pieces;
 pub mod sim;
 pub mod status;
 #[doc(hidden)]

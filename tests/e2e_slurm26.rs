@@ -241,6 +241,79 @@ fn imex_pieces_are_saved_with_the_job_and_recovered_after_kill_9() {
     assert_eq!(after, before, "running jobs changed across the restart");
 }
 
+/// Where each saved list of pieces starts in a job state file: its format word.
+#[cfg(slurm_jobinfo)]
+fn saved_pieces_at(bytes: &[u8]) -> Vec<usize> {
+    let word = topology_nvl72::saved_pieces::FORMAT_1.to_be_bytes();
+    (0..bytes.len().saturating_sub(3))
+        .filter(|&i| bytes[i..i + 4] == word)
+        .collect()
+}
+
+/// Saved pieces damaged on disk (a host list garbled, a length that runs past its text) are
+/// refused with one log line each, inside Slurm's frame: slurmctld starts, recovers both jobs
+/// and they keep running on their nodes, with Slurm's one IMEX channel per job.
+#[cfg(slurm_jobinfo)]
+#[test]
+fn damaged_saved_pieces_are_refused_and_their_jobs_keep_running() {
+    let (lab, _g) = Lab::claim();
+    let conf = (
+        "EXTRA_CONF",
+        "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch",
+    );
+    lab.restart_with(&[conf, ("CLEAN", "1")]);
+    let net = "--network=unique-channel-per-segment";
+    let jobs = [
+        lab.submit(&["-N", "24", "--exclusive", net]),
+        lab.submit(&["-N", "4", "--exclusive", net, "--segment=2"]),
+    ];
+    for job in jobs {
+        lab.running_nodes(job);
+    }
+    let before = lab.jobs_with_nodes(&jobs);
+    lab.wait_until_saved(&jobs, "damaged");
+    lab.kill_ctld();
+    let path = lab.state_file("job_state");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = saved_pieces_at(&bytes);
+    assert_eq!(at.len(), 2, "two saved lists of pieces in job_state");
+    // The first: its text's first two bytes ("gb") become "[[".
+    bytes[at[0] + 8] = b'[';
+    bytes[at[0] + 9] = b'[';
+    // The second: its text's length one more than the bytes Slurm framed.
+    let len = u32::from_be_bytes(bytes[at[1] + 4..at[1] + 8].try_into().unwrap());
+    bytes[at[1] + 4..at[1] + 8].copy_from_slice(&(len + 1).to_be_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let from = lab.ctld_log_len();
+    lab.restart_with(&[conf]);
+    let log = lab.ctld_log_since(from);
+    let after = lab.jobs_with_nodes(&jobs);
+    lab.cancel_all();
+    lab.restart_with(&[]);
+
+    let refused: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("saved NVLink pieces of a job refused"))
+        .collect();
+    assert_eq!(refused.len(), 2, "one line per damaged job:\n{log}");
+    assert!(
+        refused.iter().any(|l| l.contains("piece 1: ")),
+        "{refused:?}"
+    );
+    assert!(
+        refused.iter().any(|l| l.contains("truncated")),
+        "{refused:?}"
+    );
+    for job in jobs {
+        assert!(
+            log.contains(&format!("Recovered JobId={job} ")),
+            "JobId={job} lost:\n{log}"
+        );
+    }
+    assert_eq!(after, before, "the jobs must keep running on their nodes");
+}
+
 #[cfg(slurm_eval_action)]
 #[test]
 fn a_topology_yaml_takes_over_and_nvl72_check_says_why() {

@@ -7,21 +7,20 @@
 //! the list only for `--segment` jobs; here every NVLink domain of the job is one entry
 //! (`allocation::nvlink_pieces`): each segment, or each rack's part of a job across racks.
 //!
-//! The data is a `Box<JobInfo>`; slurmctld packs it into its job state (`jobinfo_pack`), so
-//! the format below is private but must survive a restart: `u32` count, then the strings.
+//! The data is a `Box<JobInfo>`; slurmctld packs it into its job state (`jobinfo_pack`), in
+//! the versioned format of `saved_pieces`, which every later build must read.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
 use super::bindings as b;
 use super::error::PluginError;
 use super::guard::Call;
 use super::job::Job;
 use super::slurm;
+use crate::saved_pieces;
 
 /// `xstrstr(job_ptr->network, ...)` in the IMEX plugin: only such jobs get the list.
 pub const PER_DOMAIN_CHANNELS: &str = "unique-channel-per-segment";
-/// A sane bound for unpacking a saved list (a job has at most one piece per tray).
-const MAX_PIECES: u32 = 1 << 20;
 
 /// One job's pieces, as host lists, and the Slurm list handed to the IMEX plugin.
 pub struct JobInfo {
@@ -110,17 +109,20 @@ pub unsafe fn pack(_: &Call, jobinfo: *mut c_void, buffer: *mut b::buf_t, _proto
         Some(info) => &info.pieces,
         None => &[],
     };
-    // SAFETY: buffer is valid; pack32/packmem copy into it (packmem with the NUL, as packstr).
+    let mut saved = saved_pieces::encode(pieces);
+    // SAFETY: buffer is valid; pack32 and packmem copy into it (`Saved::to_bytes`' layout).
     unsafe {
-        b::slurm_pack32(pieces.len() as u32, buffer);
-        for p in pieces {
-            let mut bytes = p.clone().into_bytes();
-            bytes.push(0);
-            b::slurm_packmem(bytes.as_mut_ptr().cast(), bytes.len() as u32, buffer);
-        }
+        b::slurm_pack32(saved.format_word, buffer);
+        let len = saved.text.len() as u32;
+        b::slurm_packmem(saved.text.as_mut_ptr().cast(), len, buffer);
     }
 }
 
+/// Reads the pieces Slurm framed for us. Pieces that cannot be read (another format, damage)
+/// are refused with one log line and the job gets no data, so it keeps its nodes with Slurm's
+/// default of one IMEX channel: the bytes are skipped by the frame's length, so the rest of
+/// the job record still reads (an error here would make slurmctld refuse its whole state).
+///
 /// # Safety
 /// `out` a writable out-pointer, `buffer` a valid `buf_t`.
 pub unsafe fn unpack(
@@ -132,27 +134,47 @@ pub unsafe fn unpack(
     if out.is_null() || buffer.is_null() {
         return Err(PluginError::Error);
     }
-    let mut count = 0u32;
-    // SAFETY: valid buffer; unpack32 checks the remaining length.
-    if unsafe { b::slurm_unpack32(&mut count, buffer) } != slurm::SUCCESS || count > MAX_PIECES {
+    // SAFETY: per the function contract.
+    let Some(bytes) = (unsafe { take_framed(&mut *buffer) }) else {
+        log::error!("job state: saved NVLink pieces are not in Slurm's frame; not read");
         return Err(PluginError::Error);
-    }
-    let mut pieces = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        let mut raw: *mut c_char = slurm::null();
-        let mut len = 0u32;
-        // SAFETY: unpackstr allocates with xmalloc into `raw`; we copy it and xfree it.
-        unsafe {
-            if b::slurm_unpackstr_xmalloc_chooser(&mut raw, &mut len, buffer) != slurm::SUCCESS {
-                return Err(PluginError::Error);
-            }
-            pieces.push(slurm::owned_str(raw).unwrap_or_default());
-            slurm::xfree(raw);
+    };
+    let data = match saved_pieces::decode(&bytes) {
+        Ok(pieces) => Box::into_raw(Box::new(JobInfo::new(pieces))).cast(),
+        Err(why) => {
+            log::error!(
+                "job state: saved NVLink pieces of a job refused ({why}); the job keeps its \
+                 nodes, with one IMEX channel for the whole job"
+            );
+            slurm::null()
         }
-    }
-    // SAFETY: Slurm's out-pointer for the plugin data.
-    unsafe { *out = Box::into_raw(Box::new(JobInfo::new(pieces))).cast() };
+    };
+    // SAFETY: Slurm's out-pointer for the plugin data (NULL: no data, as for a job without).
+    unsafe { *out = data };
     Ok(())
+}
+
+/// Our bytes, whose length `dynamic_plugin_data_unpack` packed before our plugin id (the
+/// 8 bytes before the read offset); the offset moves past them. None when those 8 bytes are
+/// not such a frame.
+///
+/// # Safety
+/// `buffer` a valid `buf_t`: `head` holds `size` bytes, `processed <= size`.
+unsafe fn take_framed(buffer: &mut b::buf_t) -> Option<Vec<u8>> {
+    let (at, size) = (buffer.processed as usize, buffer.size as usize);
+    if buffer.head.is_null() || at < 8 || at > size {
+        return None;
+    }
+    // SAFETY: `head` holds `size` bytes (the contract) and `at <= size`.
+    let all = unsafe { std::slice::from_raw_parts(buffer.head.cast::<u8>(), size) };
+    let word = |i: usize| u32::from_be_bytes([all[i], all[i + 1], all[i + 2], all[i + 3]]);
+    let (framed, id) = (word(at - 8) as usize, word(at - 4));
+    if id != super::exports::plugin_id || framed < 4 || framed - 4 > size - at {
+        return None;
+    }
+    let ours = all[at..at + framed - 4].to_vec();
+    buffer.processed += (framed - 4) as u32;
+    Some(ours)
 }
 
 /// `TOPO_JOBINFO_SEGMENT_LIST`: `*(list_t **)data`, borrowed (the caller does not free it).
