@@ -6,28 +6,32 @@
 #   * then (ACCOUNTING=1 labs) slurmdbd, then mariadbd, by their PID files in $LAB/var/run,
 #   * kills, one PID at a time, any leftover process whose root directory is the lab chroot
 #     (slurmstepd, job processes); nothing outside the chroot is ever touched,
-#   * unmounts everything below $LAB/rootfs (and below an unfinished $LAB/rootfs.tmp).
+#   * unmounts everything below the chroot (and below an unfinished one, its .tmp).
 #
 # Flags: --keep-mounts  keep the mounts and munged running (lab-up.sh uses it for restarts)
 #        --keep-jobs    do not scancel
+#        --keep-steps   stop the daemons but not the jobs: running jobs' slurmstepd and
+#                       processes, munged and the mounts stay, as Slurm's upgrade guide has it
+#                       (a new slurmd, of this or another LAB_ROOTFS, takes the steps over)
 #        --keep-accounting  keep slurmdbd and mariadbd running (lab-up.sh's restarts with
 #                       ACCOUNTING=1 and an unchanged slurmdbd.conf)
 # Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation) and LAB (default
 #        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
-#        an installation of 25.11, ...): the same as given to lab-up.sh
+#        an installation of 25.11, ...) and LAB_ROOTFS: the same as given to lab-up.sh
 #        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
 #                      which writes its leak report on exit; see docs/valgrind.md)
 # The rootfs and $LAB/var (state, logs, job output) are kept; remove them with rm -rf.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
 
-KEEP_MOUNTS=0; KEEP_JOBS=0; KEEP_ACCT=0
+KEEP_MOUNTS=0; KEEP_JOBS=0; KEEP_ACCT=0; KEEP_STEPS=0
 for a in "$@"; do
     case $a in
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
         --keep-accounting) KEEP_ACCT=1 ;;
-        -h|--help)     sed -n '2,20p' "$0"; exit 0 ;;
+        --keep-steps)  KEEP_STEPS=1; KEEP_JOBS=1; KEEP_MOUNTS=1 ;;
+        -h|--help)     sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
@@ -65,7 +69,7 @@ wait_pids() {      # wait up to $1 s for the remembered pids, then SIGKILL the r
     pids=()
 }
 
-if [ ! -d "$ROOT" ] && [ ! -d "$LAB/rootfs.tmp" ]; then
+if [ ! -d "$ROOT" ] && [ ! -d "$ROOT.tmp" ]; then
     say "no lab at $LAB"; exit 0
 fi
 
@@ -117,9 +121,9 @@ fi
 
 # Leftovers living in the lab chroot (slurmstepd, job shells, sleep): kill by PID only.
 leftover=()
-for d in /proc/[0-9]*; do
+[ $KEEP_STEPS = 1 ] || for d in /proc/[0-9]*; do
     r=$(readlink "$d/root" 2>/dev/null) || continue
-    [ "$r" = "$ROOT" ] || [ "$r" = "$LAB/rootfs.tmp" ] || continue
+    [ "$r" = "$ROOT" ] || [ "$r" = "$ROOT.tmp" ] || continue
     [ $KEEP_MOUNTS = 1 ] && [ "$(cat "$d/comm" 2>/dev/null)" = munged ] && continue
     [[ " ${keep[*]} " = *" ${d#/proc/} "* ]] && continue
     leftover+=("${d#/proc/}")
@@ -132,7 +136,7 @@ fi
 
 rc=0
 if [ $KEEP_MOUNTS = 0 ]; then
-    for d in "$ROOT" "$LAB/rootfs.tmp"; do
+    for d in "$ROOT" "$ROOT.tmp"; do
         [ -d "$d" ] || continue
         if ! unmount_all "$d"; then
             say "ERROR: still mounted below $d:"; mounts_under "$d" | sed 's/^/    /'; rc=1

@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034
 # lab-lib.sh — helpers shared by lab-up.sh, lab-down.sh and sl.  Source it; do not run it.
 #
-# Sets: SLURM_SERIES (exported), LAB (canonical, exported), ROOT (the chroot), VAR (runtime
+# Sets: SLURM_SERIES (exported), LAB (canonical, exported), ROOT (the chroot: LAB_ROOTFS, else
+# $LAB/rootfs), VAR (runtime
 # data; the same path on the host and inside the chroot), LAB_SCRIPTS (this folder), LAB_REPO
 # (its parent, the repo); SLURM_PREFIX (exported, "" for Debian's Slurm), PREFIX_VERSION (the
 # installation's release, e.g. 25.11.7, or ""), LAB_ENV (a command prefix that runs a Slurm
@@ -77,7 +78,10 @@ fi
 export SLURM_SERIES SLURM_PREFIX
 LAB=$(readlink -m "$LAB")       # canonical: compared with /proc/PID/root and /proc/mounts
 export LAB
-ROOT=$LAB/rootfs
+# LAB_ROOTFS: the chroot, $LAB/rootfs unless given. Two chroots of different Slurm releases
+# may share one LAB's var/ (state, spool, logs, job output): that is a Slurm upgrade with the
+# state directory in place (tests/e2e_upgrade.rs).
+ROOT=$(readlink -m "${LAB_ROOTFS:-$LAB/rootfs}")
 VAR=$LAB/var
 LAB_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_REPO=$(dirname "$LAB_SCRIPTS")

@@ -41,7 +41,12 @@
 #        /var/tmp/nvl72-lab-25.11, /var/tmp/nvl72-lab-prefix-24.11 | -26.05]
 #                             lab folder: rootfs/ (chroot) and var/
 #                             (state, spool, log, run, jobs, fakedev).  Must be on a filesystem
-#                             without nodev.  A LAB holds one series; another one is refused.
+#                             without nodev.  A rootfs holds one series; another one is refused.
+#   LAB_ROOTFS [$LAB/rootfs]  the chroot.  Another one (another series) over the same LAB var/
+#                             is a Slurm upgrade with the state in place: stop the daemons with
+#                             lab-down.sh --keep-steps, start with the new LAB_ROOTFS; every
+#                             chroot of a LAB shares the munge key $LAB/munge.key.  Pass it to
+#                             lab-down.sh and sl too.
 #   RACKS [4], NPR [18]       racks x trays: nodes gb001..gb<RACKS*NPR>, 144 cores, 4 GPUs each
 #                             (4-digit names gb0001.. when RACKS*NPR > 999, 5 digits above
 #                             9999; at most 99999)
@@ -182,7 +187,7 @@ if [ -n "$SLURM_PREFIX" ]; then
     SBIN=$SLURM_PREFIX/sbin
 fi
 MARKER=.nvl72-lab-rootfs                                         # written last into a finished rootfs
-TMPROOT=$LAB/rootfs.tmp
+TMPROOT=$ROOT.tmp
 T0=$(now_us)
 trap 'exit 130' INT; trap 'exit 143' TERM     # so that EXIT traps (cleanup) run on a signal too
 
@@ -810,7 +815,17 @@ ctld_fail() {
 
 if ! alive "$ROOT/run/munge/munged.pid"; then
     in_root sh -c 'mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge'
-    [ -s "$ROOT/etc/munge/munge.key" ] || in_root runuser -u munge -- mungekey --create
+    # Every chroot of one LAB uses one munge key, kept in $LAB/munge.key: a job step of the
+    # chroot it started in still talks to the daemons of the other (LAB_ROOTFS).
+    if [ -s "$LAB/munge.key" ]; then
+        cmp -s "$LAB/munge.key" "$ROOT/etc/munge/munge.key" || {
+            install -m 400 "$LAB/munge.key" "$ROOT/etc/munge/munge.key"
+            in_root chown munge:munge /etc/munge/munge.key
+        }
+    else
+        [ -s "$ROOT/etc/munge/munge.key" ] || in_root runuser -u munge -- mungekey --create
+        install -m 600 "$ROOT/etc/munge/munge.key" "$LAB/munge.key"
+    fi
     chroot --userspec=munge:munge "$ROOT" /usr/sbin/munged 9>&- || die "munged failed to start"
     log "munged pid $(cat "$ROOT/run/munge/munged.pid")"
 fi
@@ -970,9 +985,10 @@ while :; do
         fi
         next_check=$(( $(date +%s) + 3 ))
     fi
-    # nodes that are up and schedulable (idle/mixed/allocated, not drained/down/unknown);
-    # CLOUD=1: powered-down cloud nodes (idle~) are schedulable too
-    up=$(in_root sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk -v c="$CLOUD" '$2 ~ /^(idle|mix|alloc|comp)$/ || (c && $2 == "idle~")' | wc -l)
+    # nodes whose slurmd answers (idle/mixed/allocated, and drained by an admin: a drain kept
+    # in the state across a restart; not down/unknown/not responding);
+    # CLOUD=1: powered-down cloud nodes (idle~) count too
+    up=$(in_root sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | awk -v c="$CLOUD" '$2 ~ /^(idle|mix|alloc|comp|drain|drng)$/ || (c && $2 == "idle~")' | wc -l)
     [ "$up" -ge "$NTOTAL" ] && break
     if [ "$(date +%s)" -ge "$end" ]; then
         echo "[lab-up] ERROR: only $up/$NTOTAL nodes up after ${WAIT}s; not up:" >&2
