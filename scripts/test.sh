@@ -57,6 +57,16 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     echo "== Slurm $series: clippy, warnings denied"
     lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
     export PACKAGE="$REPO/$deb"
+    # tests/e2e_upgrade.rs (26.05) upgrades from the 24.11 package to this one; a copy, as
+    # cargo-deb empties target/debian when it builds another variant.
+    export NVL72_PACKAGE_24_11=$REPO/target/upgrade/topology-nvl72-24.11.5.deb
+    mkdir -p target/upgrade
+    if [ "$series" = 24.11 ]; then
+        cp "$PACKAGE" "$NVL72_PACKAGE_24_11"; upgrade_from_built=1
+    elif [ -z "${upgrade_from_built:-}" ]; then
+        echo "== Slurm $series: the 24.11.5 package too, for the upgrade test"
+        cp "$REPO/$(SLURM_PIN=24.11.5 SLURM_SERIES=24.11 bash scripts/package.sh | tail -1)" "$NVL72_PACKAGE_24_11"
+    fi
     echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
     cargo build --profile "$profile" --lib --features fault-injection --target-dir target/fault-injection
     export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/$profile/libtopology_nvl72.so"
