@@ -418,6 +418,12 @@ if ! rootfs_ok; then
         cleanup_tmproot
         mkdir -p "$LAB"
         cp -ax "$ROOTFS_FROM/rootfs" "$TMPROOT" || die "cannot copy $ROOTFS_FROM/rootfs to $TMPROOT"
+        # -x skips other filesystems only; a bind mount of the same one (the other lab's var,
+        # while it runs) was copied as files: empty those folders again.
+        src=$(readlink -m "$ROOTFS_FROM/rootfs")
+        for m in $(mounts_under "$src"); do
+            [ "$m" = "$src" ] || [ ! -d "$TMPROOT${m#"$src"}" ] || find "$TMPROOT${m#"$src"}" -mindepth 1 -delete
+        done
         mkdir -p "$TMPROOT/proc" "$TMPROOT/sys" "$TMPROOT/dev"
         mv -T "$TMPROOT" "$ROOT"
         log "rootfs ready: $ROOT, copied ($(( ($(now_us) - tb) / 1000000 )) s)"
