@@ -30,14 +30,18 @@
 //! | a flat partition without rack nodes (it changes nothing) | warning, at its line |
 //! | `TopologyPlugin` is not `topology/nvl72` | warning |
 //! | a `topology.yaml` next to slurm.conf (25.05+ read it instead and never load the plugin) | error on 25.05+, warning on 24.11 |
+//! | the installed plugin (`topology_nvl72.so` in PluginDir) was built for another Slurm release than slurmctld runs, or than the installed Slurm a restart starts; or it is missing, or no Slurm plugin ([`release`]) | error |
+//! | the same for a plugin not yet installed (`--plugin FILE`) | warning |
+//! | slurmctld not reachable, or the packages already upgraded and slurmctld not yet restarted | note |
 //!
 //! GPU counts: slurmctld schedules with slurm.conf's `Gres=` (a node without a gpu there has
 //! none, whatever gres.conf says), so that is what is compared with `gpus_per_tray`; gres.conf
 //! is only compared with slurm.conf. A GPU mismatch is a warning because Slurm still places
 //! and charges GPUs per node; only the plugin's notion of a whole tray is off.
 //!
-//! Exit code ([`Report::exit_code`]): 0 when there is no error (warnings allowed, so
-//! `nvl72 check && scontrol reconfigure` works), 1 when there is at least one error.
+//! Exit code ([`Report::exit_code`]): 0 when there is no error (warnings and notes allowed, so
+//! `nvl72 check && scontrol reconfigure` works), 1 when there is at least one error. A note
+//! says what was not checked, or a state that needs no change.
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
@@ -48,6 +52,7 @@ use crate::config::{self, Config, ConfigError, EndTime};
 
 mod cross;
 mod lines;
+pub mod release;
 mod slurm_conf;
 mod slurm_lines;
 #[cfg(test)]
@@ -55,12 +60,15 @@ mod tests;
 
 use cross::Cross;
 use lines::TopologyLines;
+use release::ReleaseInput;
 use slurm_conf::SlurmConf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
     Error,
     Warning,
+    /// Neither counted nor affecting the exit code: what was not checked, and why.
+    Note,
 }
 
 /// One finding, displayed like a compiler diagnostic: `file:line: error: message`.
@@ -82,6 +90,7 @@ impl fmt::Display for Problem {
         let severity = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         };
         write!(f, " {severity}: {}", self.message)
     }
@@ -96,6 +105,9 @@ pub struct CheckInput {
     pub slurm_conf: PathBuf,
     /// Default: gres.conf next to slurm.conf, if it exists.
     pub gres_conf: Option<PathBuf>,
+    /// The plugin's Slurm release against slurmctld's ([`release`]); `None` (the default)
+    /// skips it.
+    pub release: Option<ReleaseInput>,
 }
 
 impl CheckInput {
@@ -106,6 +118,7 @@ impl CheckInput {
             topology: dir_of(&slurm_conf).to_path_buf(),
             slurm_conf,
             gres_conf: None,
+            release: None,
         }
     }
 }
@@ -224,6 +237,9 @@ pub fn check(input: &CheckInput) -> Report {
     }
     if slurm.readable {
         check_plugin(input, &slurm, &mut out);
+    }
+    if let Some(r) = &input.release {
+        release::check(r, &input.slurm_conf, &slurm, &mut out);
     }
     Report {
         problems: out,

@@ -1,5 +1,5 @@
 //! The little `nvl72 check` needs from slurm.conf and gres.conf: node names, their GPU counts,
-//! partitions and their nodes, and `TopologyPlugin`, read with Slurm's own line syntax
+//! partitions and their nodes, `TopologyPlugin` and `PluginDir`, read with Slurm's own line syntax
 //! (`slurm_lines`).
 
 use std::collections::{HashMap, HashSet};
@@ -31,6 +31,8 @@ pub struct SlurmConf {
     pub partitions: Vec<PartitionLine>,
     /// The last `TopologyPlugin=` (Slurm keeps the last value) and its line.
     pub topology_plugin: Option<(String, Loc)>,
+    /// The last `PluginDir=` (a colon-separated search path) and its line.
+    pub plugin_dir: Option<(String, Loc)>,
     pub problems: Vec<Problem>,
 }
 
@@ -111,6 +113,10 @@ pub fn read_slurm_conf(path: &Path) -> SlurmConf {
         };
         if key.eq_ignore_ascii_case("TopologyPlugin") {
             conf.topology_plugin = Some((value.clone(), loc));
+            continue;
+        }
+        if key.eq_ignore_ascii_case("PluginDir") {
+            conf.plugin_dir = Some((value.clone(), loc));
             continue;
         }
         let nodes_key = || {

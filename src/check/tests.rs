@@ -11,6 +11,7 @@ fn run(topology: &str, slurm_conf: &str) -> Report {
         topology: format!("{F}/{topology}").into(),
         slurm_conf: format!("{F}/{slurm_conf}").into(),
         gres_conf: None,
+        release: None,
     })
 }
 
