@@ -74,7 +74,8 @@ enum Cmd {
     /// stranded GPUs and jobs waiting for topology.
     Status(admin::StatusArgs),
     /// Check topology.toml (or topology.conf) against slurm.conf and gres.conf with the
-    /// plugin's own rules, before `scontrol reconfigure`; exit 1 on errors.
+    /// plugin's own rules, and the plugin's Slurm release against slurmctld's, before
+    /// `scontrol reconfigure` or a restart; exit 1 on errors.
     Check(admin::CheckArgs),
     /// Write topology.toml from the NVLink clique ids the nodes report (nvidia-smi -q, or
     /// node features); exit 1 when something needs an admin's attention.

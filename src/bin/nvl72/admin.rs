@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use topology_nvl72::check::release::{self, ReleaseInput};
 use topology_nvl72::check::{self, CheckInput};
 use topology_nvl72::config::{self, Config};
 use topology_nvl72::discover;
@@ -39,6 +40,10 @@ pub struct CheckArgs {
     /// gres.conf [default: gres.conf next to slurm.conf, when it exists]
     #[arg(long, value_name = "FILE")]
     gres_conf: Option<PathBuf>,
+    /// Check this plugin (a libtopology_nvl72.so not yet installed) against slurmctld's Slurm
+    /// release, instead of the installed topology_nvl72.so in PluginDir
+    #[arg(long, value_name = "FILE")]
+    plugin: Option<PathBuf>,
 }
 
 /// Exit status: 0 no error (warnings allowed), 1 errors found, 2 the command itself failed.
@@ -53,6 +58,10 @@ pub fn check(a: &CheckArgs) -> Result<i32, String> {
         input.topology = t.clone();
     }
     input.gres_conf = a.gres_conf.clone();
+    input.release = Some(ReleaseInput {
+        plugin: a.plugin.clone(),
+        scontrol: release::ask_scontrol(),
+    });
     let report = check::check(&input);
     print!("{}", report.render());
     eprintln!("{}", report.summary());
