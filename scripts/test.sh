@@ -45,15 +45,33 @@ lint fmt cargo fmt --check
 # Set before any lab-up so that a half-started lab is stopped too.
 [ "${KEEP_LAB:-0}" = 1 ] || trap stop_labs EXIT
 
-for series in ${TEST_SERIES-24.11 26.05}; do
-    case $series in
-        24.11) pin=24.11.5 profile=release ;;
-        26.05) pin=26.05.5 profile=slurm-26-05 ;;
-        *) echo "test.sh: no lab for Slurm $series (24.11, 26.05)" >&2; exit 1 ;;
+# series_build SERIES: sets pin, profile and so (where the plugin lands) for a Debian series.
+series_build() {
+    case $1 in
+        24.11) pin=24.11.5 profile=release so=target/release/libtopology_nvl72.so ;;
+        26.05) pin=26.05.5 profile=slurm-26-05 so=target/slurm-26-05/libtopology_nvl72.so ;;
+        *) echo "test.sh: no lab for Slurm $1 (24.11, 26.05)" >&2; exit 1 ;;
     esac
-    export SLURM_PIN=$pin SLURM_SERIES=$series
+}
+# Every series' plugin and package first: each lab also checks the other series' plugin
+# (`nvl72 check --plugin`, tests/e2e_admin.rs), built here once, before the first lab.
+declare -A debs
+for series in ${TEST_SERIES-24.11 26.05}; do
+    series_build "$series"
     echo "== Slurm $series: build for $pin (and the Debian package the lab installs)"
-    deb=$(bash scripts/package.sh | tail -1)
+    debs[$series]=$(SLURM_PIN=$pin SLURM_SERIES=$series bash scripts/package.sh | tail -1)
+done
+for series in ${TEST_SERIES-24.11 26.05}; do
+    case $series in 24.11) other=26.05 ;; *) other=24.11 ;; esac
+    series_build "$other"
+    if [ ! -f "$so" ]; then
+        echo "== Slurm $other: build the plugin (for the $series lab's nvl72 check --plugin)"
+        SLURM_PIN=$pin SLURM_SERIES=$other cargo build --profile "$profile" --lib
+    fi
+    export NVL72_OTHER_PLUGIN="$REPO/$so"
+    series_build "$series"
+    export SLURM_PIN=$pin SLURM_SERIES=$series
+    deb=${debs[$series]}
     echo "== Slurm $series: clippy, warnings denied"
     lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
     export PACKAGE="$REPO/$deb"
@@ -84,7 +102,7 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     set -e
     [ "${KEEP_LAB:-0}" = 1 ] || SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
 done
-unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN
+unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN NVL72_OTHER_PLUGIN
 
 # Series without Debian packages: the export layer must build against the tree and link
 # lazily (tests/linkage.rs), and the core's tests pass with that series' cfgs. With an

@@ -285,3 +285,74 @@ fn discover_writes_racks_from_clique_ids_that_the_plugin_loads() {
     );
     assert_eq!(nodes.last().map(String::as_str), Some("gb036"), "{nodes:?}");
 }
+
+/// `nvl72 check` reads the plugin's Slurm release from its `plugin_version` symbol (without
+/// loading it) and compares it with the running slurmctld's (`scontrol show config`): the
+/// installed plugin is the lab's release, so no release line; a build for the other Debian
+/// series checked before installing it (`--plugin`) is a warning naming both releases (exit
+/// 0); a file that is no Slurm plugin is named with what it is.
+///
+/// The other build is `NVL72_OTHER_PLUGIN` (scripts/test.sh sets it), else the repo's build
+/// of the other series: for a 24.11 lab `target/slurm-26-05/libtopology_nvl72.so`
+/// (`SLURM_PIN=26.05.5 SLURM_SERIES=26.05 cargo build --profile slurm-26-05 --lib`), for
+/// any other `target/release/libtopology_nvl72.so` (24.11).
+#[test]
+fn check_compares_the_plugins_slurm_release_with_slurmctlds() {
+    use topology_nvl72::check::release::{self, Release};
+    let (lab, _g) = Lab::claim();
+    let other = std::env::var_os("NVL72_OTHER_PLUGIN")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            lab.repo.join(match lab::slurm_series().as_str() {
+                "24.11" => "target/slurm-26-05/libtopology_nvl72.so",
+                _ => "target/release/libtopology_nvl72.so",
+            })
+        });
+    let built = release::plugin_release(&other).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}: build the plugin for another Slurm series first (see this test's doc)",
+            other.display()
+        )
+    });
+    let (running, _) = release::parse_show_config(&lab.run(&["scontrol", "show", "config"]));
+    let running: Release = running.expect("SLURM_VERSION in scontrol show config");
+    assert_ne!(
+        built,
+        running,
+        "{} is for the lab's own release",
+        other.display()
+    );
+
+    let out = lab.sl(&["nvl72", "check"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(!stdout.contains("topology_nvl72.so"), "{stdout}");
+
+    let copy = lab.dir.join("var/jobs/other-topology_nvl72.so");
+    std::fs::copy(&other, &copy).unwrap();
+    let out = lab.sl(&["nvl72", "check", "--plugin", copy.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let expected = format!(
+        "{}: warning: the plugin was built for Slurm {built} but slurmctld runs {running}: \
+         Slurm refuses to load a plugin built for another release, so once it is installed, \
+         slurmctld would not start after a restart (\"fatal: Failed to initialize topology \
+         plugin\") and `scontrol reconfigure` would fail; install it only together with Slurm \
+         {built}, or use the package built for {running}\n",
+        copy.display()
+    );
+    assert!(stdout.contains(&expected), "expected {expected}\n{stdout}");
+    assert!(stderr.contains(": 0 errors, 1 warning"), "{stderr}");
+
+    let not_a_plugin = lab.dir.join("var/jobs/topology.toml.so");
+    std::fs::copy(lab.etc("topology.toml"), &not_a_plugin).unwrap();
+    let out = lab.sl(&["nvl72", "check", "--plugin", not_a_plugin.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let expected = format!(
+        "{}: warning: not an ELF file, so not a Slurm plugin",
+        not_a_plugin.display()
+    );
+    assert!(stdout.contains(&expected), "expected {expected}\n{stdout}");
+}
