@@ -54,13 +54,21 @@ series_build() {
     esac
 }
 # Every series' plugin and package first: each lab also checks the other series' plugin
-# (`nvl72 check --plugin`, tests/e2e_admin.rs), built here once, before the first lab.
-declare -A debs
+# (`nvl72 check --plugin`, tests/e2e_admin.rs), and the 26.05 suite upgrades from the 24.11
+# package (tests/e2e_upgrade.rs). Each package is copied to target/packages/, as cargo-deb
+# empties target/debian when it builds another variant.
+mkdir -p target/packages
 for series in ${TEST_SERIES-24.11 26.05}; do
     series_build "$series"
     echo "== Slurm $series: build for $pin (and the Debian package the lab installs)"
-    debs[$series]=$(SLURM_PIN=$pin SLURM_SERIES=$series bash scripts/package.sh | tail -1)
+    deb=$(SLURM_PIN=$pin SLURM_SERIES=$series bash scripts/package.sh | tail -1)
+    cp "$deb" "target/packages/topology-nvl72-$pin.deb"
 done
+export NVL72_PACKAGE_24_11=$REPO/target/packages/topology-nvl72-24.11.5.deb
+if [[ " ${TEST_SERIES-24.11 26.05} " != *" 24.11 "* ]] && [[ " ${TEST_SERIES-24.11 26.05} " = *" 26.05 "* ]]; then
+    echo "== Slurm 24.11: the 24.11.5 package too, for the 26.05 upgrade test"
+    cp "$(SLURM_PIN=24.11.5 SLURM_SERIES=24.11 bash scripts/package.sh | tail -1)" "$NVL72_PACKAGE_24_11"
+fi
 for series in ${TEST_SERIES-24.11 26.05}; do
     case $series in 24.11) other=26.05 ;; *) other=24.11 ;; esac
     series_build "$other"
@@ -71,20 +79,9 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     export NVL72_OTHER_PLUGIN="$REPO/$so"
     series_build "$series"
     export SLURM_PIN=$pin SLURM_SERIES=$series
-    deb=${debs[$series]}
     echo "== Slurm $series: clippy, warnings denied"
     lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
-    export PACKAGE="$REPO/$deb"
-    # tests/e2e_upgrade.rs (26.05) upgrades from the 24.11 package to this one; a copy, as
-    # cargo-deb empties target/debian when it builds another variant.
-    export NVL72_PACKAGE_24_11=$REPO/target/upgrade/topology-nvl72-24.11.5.deb
-    mkdir -p target/upgrade
-    if [ "$series" = 24.11 ]; then
-        cp "$PACKAGE" "$NVL72_PACKAGE_24_11"; upgrade_from_built=1
-    elif [ -z "${upgrade_from_built:-}" ]; then
-        echo "== Slurm $series: the 24.11.5 package too, for the upgrade test"
-        cp "$REPO/$(SLURM_PIN=24.11.5 SLURM_SERIES=24.11 bash scripts/package.sh | tail -1)" "$NVL72_PACKAGE_24_11"
-    fi
+    export PACKAGE="$REPO/target/packages/topology-nvl72-$pin.deb"
     echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
     cargo build --profile "$profile" --lib --features fault-injection --target-dir target/fault-injection
     export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/$profile/libtopology_nvl72.so"
@@ -102,7 +99,7 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     set -e
     [ "${KEEP_LAB:-0}" = 1 ] || SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
 done
-unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN NVL72_OTHER_PLUGIN
+unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN NVL72_OTHER_PLUGIN NVL72_PACKAGE_24_11
 
 # Series without Debian packages: the export layer must build against the tree and link
 # lazily (tests/linkage.rs), and the core's tests pass with that series' cfgs. With an
