@@ -513,6 +513,11 @@ fn a_burst_of_reconfigures_while_hundreds_of_jobs_are_submitted() {
         ours == 0
     });
     assert!(lab.ctld_up(), "slurmctld is down after the burst");
+    // After a re-exec the new slurmctld answers before it has rewritten the pid file, which
+    // names the old, exited process until then.
+    lab.wait_up_to(60, "slurmctld's pid file to name the live process", || {
+        lab.ctld_pid().is_some()
+    });
     let last_pid = lab.ctld_pid().expect("no live slurmctld after the burst");
     let log = lab.ctld_log_since(from);
     let reexecs = log
