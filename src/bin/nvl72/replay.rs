@@ -86,8 +86,10 @@ pub struct ReplayArgs {
     /// hundreds of racks in one real slurmctld, without slurmd traffic
     #[arg(long)]
     cloud: bool,
-    /// Shift the labs' ports (slurmctld + N, slurmd + 1000 N) to run two replays at once
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1))]
+    /// Shift the labs' ports (slurmctld + N, slurmd + 1000 N) to run two replays at once. From 2
+    /// on, a lab's ports meet another plugin's lab at a lower offset (nvl72 at 2 = block at 0):
+    /// only for runs of fewer labs, such as scripts/soak.sh's nvl72 lab at 6
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=9))]
     port_offset: u16,
     /// The plugin for the nvl72 lab [default: lab-up.sh's, target/release/libtopology_nvl72.so]
     #[arg(long)]

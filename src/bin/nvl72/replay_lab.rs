@@ -23,6 +23,25 @@ pub(super) fn unix_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// How long a client command waits for a slurmctld it cannot connect to (one that is
+/// restarting) before it counts as failed.
+const CTLD_AWAY: Duration = Duration::from_secs(120);
+
+/// The client's error says it never reached slurmctld (`Unable to contact slurm controller
+/// (connect failure)`): the request was not sent, so it can be sent again. A timeout after
+/// connecting (`Socket timed out`) may have been acted on and is not retried.
+fn ctld_unreachable(stderr: &str) -> bool {
+    stderr.contains("Unable to contact slurm controller (connect failure)")
+}
+
+/// Some tray in `sinfo -h -N -o %t` output is still drained or draining (`drain`, `drng`,
+/// with or without a `*`/`~` suffix).
+fn still_drained(sinfo_states: &str) -> bool {
+    sinfo_states
+        .split_whitespace()
+        .any(|s| s.starts_with("drain") || s.starts_with("drng"))
+}
+
 /// One lab: a chroot with its own slurmctld and slurmds, for one topology plugin.
 pub(super) struct Lab {
     pub(super) topo: Topo,
@@ -105,22 +124,26 @@ impl Lab {
         let _ = self.script("lab-down.sh").output();
     }
 
-    /// A Slurm client command in the chroot; stdout, or the error with stderr.
+    /// A Slurm client command in the chroot; stdout, or the error with stderr. A command that
+    /// could not reach slurmctld at all is tried again for up to [`CTLD_AWAY`] (a restarted
+    /// slurmctld, `scripts/soak.sh`): nothing reached Slurm, so even `sbatch` is safe to repeat.
     fn slurm(&self, args: &[&str]) -> Result<String, String> {
-        let out = Command::new("chroot")
-            .arg(format!("{}/rootfs", self.dir))
-            .args(args)
-            .env("TZ", "UTC")
-            .output()
-            .map_err(|e| format!("{}: {e}", args.join(" ")))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(format!(
-                "{}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
+        let give_up = Instant::now() + CTLD_AWAY;
+        loop {
+            let out = Command::new("chroot")
+                .arg(format!("{}/rootfs", self.dir))
+                .args(args)
+                .env("TZ", "UTC")
+                .output()
+                .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+            if out.status.success() {
+                return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+            let err = String::from_utf8_lossy(&out.stderr);
+            if !ctld_unreachable(&err) || Instant::now() >= give_up {
+                return Err(format!("{}: {}", args.join(" "), err.trim()));
+            }
+            std::thread::sleep(Duration::from_secs(1));
         }
     }
 
@@ -311,12 +334,7 @@ impl Lab {
         ender: Option<&Ender>,
     ) -> Result<Vec<usize>, String> {
         if !down {
-            self.slurm(&[
-                "scontrol",
-                "update",
-                &format!("nodename={node}"),
-                "state=resume",
-            ])?;
+            self.resume(node)?;
             return Ok(vec![]);
         }
         if let Some(ender) = ender {
@@ -404,6 +422,37 @@ impl Lab {
         Ok(held)
     }
 
+    /// Resumes trays (a host list). Right after a slurmctld restart, a drained tray whose slurmd
+    /// has not registered again is refused with `Invalid node state specified`, though its drain
+    /// is cleared (24.11): what counts is the trays' state, polled for up to 30 s, with the
+    /// resume sent again while some are still drained.
+    fn resume(&self, node: &str) -> Result<(), String> {
+        let update = [
+            "scontrol",
+            "update",
+            &format!("nodename={node}"),
+            "state=resume",
+        ];
+        let Err(first) = self.slurm(&update) else {
+            return Ok(());
+        };
+        if !first.contains("Invalid node state specified") {
+            return Err(first);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let states = self.slurm(&["sinfo", "-h", "-N", "-n", node, "-o", "%t"])?;
+            if !still_drained(&states) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(first);
+            }
+            std::thread::sleep(Duration::from_secs(1));
+            let _ = self.slurm(&update);
+        }
+    }
+
     /// Brings a requeued job back at once: Slurm would hold it for the credential lifetime
     /// (120 s), which the time compression would turn into hours.
     fn start_now(&self, id: &str) -> Result<(), String> {
@@ -431,7 +480,33 @@ impl Lab {
 
 #[cfg(test)]
 mod tests {
-    use super::tray_name;
+    use super::{ctld_unreachable, still_drained, tray_name};
+
+    #[test]
+    fn a_resume_counts_once_no_tray_is_drained() {
+        assert!(still_drained("idle\ndrain\n"));
+        assert!(still_drained("drng*\n"));
+        assert!(still_drained("alloc\ndrain*"));
+        assert!(!still_drained("idle\nalloc*\nmix\n"));
+        assert!(!still_drained(""));
+    }
+
+    #[test]
+    fn only_a_connect_failure_is_tried_again() {
+        assert!(ctld_unreachable(
+            "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"
+        ));
+        assert!(ctld_unreachable(
+            "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"
+        ));
+        // Sent, maybe acted on: not repeated.
+        assert!(!ctld_unreachable(
+            "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation"
+        ));
+        assert!(!ctld_unreachable(
+            "scontrol: error: Invalid job id specified"
+        ));
+    }
 
     #[test]
     fn trays_are_named_as_lab_up_names_them() {
