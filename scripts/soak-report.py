@@ -64,22 +64,22 @@ def slope(points):
     return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else float("nan")
 
 
-def svg_plot(path, rss, bins, events, duration_min):
+def svg_plot(path, rss, bins, events, duration_min, bin_min):
     """Three panels over elapsed minutes: RSS (MB, per process segment), CPU ms per job
     test, CPU ms per placement; restarts red, reconfigures grey."""
-    W, H, L, R, PH, GAP = 900, 640, 70, 20, 160, 50
+    W, H, L, R, PH, GAP = 900, 660, 70, 20, 160, 50
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{W/2}" y="20" text-anchor="middle" font-size="14">scripts/soak.sh: slurmctld with topology/nvl72, {duration_min:.0f} min</text>']
-    xmax = max(duration_min, 1)
+    xmax = max([duration_min, 1] + [t for t, *_ in bins])
 
     def X(t):
         return L + (W - L - R) * t / xmax
 
     panels = [
         ("slurmctld RSS, MB", [[(t, v) for t, v in seg] for seg in rss], "#1f77b4"),
-        ("CPU ms per job test (sdiag), 5-min bins", [[(t, v) for t, v, _ in bins if v is not None]], "#2ca02c"),
-        ("CPU ms per placement decision (plugin log), 5-min bins", [[(t, v) for t, _, v in bins if v is not None]], "#ff7f0e"),
+        (f"slurmctld CPU ms per job test (sdiag: main + backfill), {bin_min:g}-min bins", [[(t, v) for t, v, _ in bins if v is not None]], "#2ca02c"),
+        (f"slurmctld CPU ms per placement decision (the plugin's log lines), {bin_min:g}-min bins", [[(t, v) for t, _, v in bins if v is not None]], "#ff7f0e"),
     ]
     for i, (title, series, colour) in enumerate(panels):
         top = 40 + i * (PH + GAP)
@@ -101,6 +101,8 @@ def svg_plot(path, rss, bins, events, duration_min):
             if len(s) >= 2:
                 pts = " ".join(f"{X(t):.1f},{Y(v):.1f}" for t, v in s)
                 out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+                if i > 0:
+                    out += [f'<circle cx="{X(t):.1f}" cy="{Y(v):.1f}" r="2.5" fill="{colour}"/>' for t, v in s]
             elif s:
                 t, v = s[0]
                 out.append(f'<circle cx="{X(t):.1f}" cy="{Y(v):.1f}" r="2" fill="{colour}"/>')
@@ -166,11 +168,12 @@ def main():
         if p[1] == q[1] and q[3] >= p[3] and q[4] >= p[4]:
             intervals.append(((q[0] - t0) / 60, (q[3] - p[3]) * 1000 / a.tck, q[4] - p[4], q[5] - p[5],
                               max(q[6] - p[6], 0)))
+    bin_min = 5.0 if dur_min >= 60 else max(round(dur_min / 12, 1), 0.5)
     bins = defaultdict(lambda: [0.0, 0, 0])
     for t, cpu, tests, place, _ in intervals:
-        b = bins[int(t // 5)]
+        b = bins[int(t // bin_min)]
         b[0] += cpu; b[1] += tests; b[2] += place
-    bin_rows = [(k * 5 + 2.5, v[0] / v[1] if v[1] else None, v[0] / v[2] if v[2] else None)
+    bin_rows = [((k + 0.5) * bin_min, v[0] / v[1] if v[1] else None, v[0] / v[2] if v[2] else None)
                 for k, v in sorted(bins.items())]
 
     # windows: first / last hour for RSS, first / last 30 min for CPU (a third / a quarter of
@@ -296,7 +299,7 @@ def main():
     # ---------------------------------------------------------------- output
     if a.svg:
         svg_plot(a.svg, rss_series, bin_rows,
-                 [((e - t0) / 60, k) for e, k, _ in events], dur_min)
+                 [((e - t0) / 60, k) for e, k, _ in events], dur_min, bin_min)
     json.dump(fig, open(f"{d}/figures.json", "w"), indent=1)
     lines = [
         f"soak: {fig['duration_min']} min sampled, {fig['samples']} samples, {fig['slurmctld_processes']} slurmctld processes",
