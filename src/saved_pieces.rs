@@ -21,12 +21,12 @@ use std::fmt;
 
 use crate::hostlist;
 
-/// The first word of format 1: `"NVL"` and the format number.
-pub const FORMAT_1: u32 = 0x4e56_4c01;
-/// The format this build writes.
-pub const FORMAT: u32 = 1;
 /// Format words are `"NVL"` and a byte; a format-0 count is never this large.
 const FORMAT_TAG: u32 = 0x4e56_4c00;
+/// The format this build writes.
+pub const FORMAT: u32 = 1;
+/// The first word of format 1: `"NVL"` and the format number.
+pub const FORMAT_1: u32 = FORMAT_TAG | FORMAT;
 /// A job has at most one piece per tray; format 0 refused larger counts too.
 pub const MAX_PIECES: u32 = 1 << 20;
 // A format word is never read as a format-0 count.
