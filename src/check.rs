@@ -51,15 +51,14 @@ use std::path::{Path, PathBuf};
 use crate::config::{self, Config, ConfigError, EndTime};
 
 mod cross;
-mod lines;
 pub mod release;
 mod slurm_conf;
 mod slurm_lines;
 #[cfg(test)]
 mod tests;
 
+use crate::config::lines::TopologyLines;
 use cross::Cross;
-use lines::TopologyLines;
 use release::ReleaseInput;
 use slurm_conf::SlurmConf;
 

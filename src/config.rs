@@ -18,6 +18,8 @@ use crate::hostlist;
 
 mod block_conf;
 mod diff;
+pub mod last_good;
+pub mod lines;
 mod toml_file;
 
 #[cfg(test)]
@@ -223,6 +225,13 @@ impl ConfigError {
     }
 }
 
+impl ConfigError {
+    /// A file that could not be read at all.
+    pub fn unreadable(file: &Path, e: &std::io::Error) -> Self {
+        ConfigError::new(file, None, None, format!("cannot read file: {e}"))
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.file.as_os_str().is_empty() {
@@ -262,8 +271,7 @@ pub fn load_dir(dir: &Path) -> Result<Config, ConfigError> {
 /// Parses `path` as topology.toml if it ends in `.toml`, else as a topology/block
 /// topology.conf.
 pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(path, None, None, format!("cannot read file: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::unreadable(path, &e))?;
     let is_toml = path
         .extension()
         .and_then(|e| e.to_str())

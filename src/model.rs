@@ -54,9 +54,53 @@ pub struct UnknownNode {
     pub node: String,
 }
 
+/// Refuses a file whose racks name nodes slurm.conf does not define, as topology/block does
+/// (`Invalid node name`): a typo must not leave a rack empty and its trays open to Slurm's
+/// generic selection. The error points at the first such rack's `nodes` line (`lines`, see
+/// [`crate::config::lines`]) and names every unknown node, rack by rack.
+pub fn refuse_unknown(
+    config: &Config,
+    unknown: &[UnknownNode],
+    lines: &crate::config::lines::TopologyLines,
+) -> Result<(), crate::config::ConfigError> {
+    let Some(first) = unknown.first() else {
+        return Ok(());
+    };
+    let rack_index = |name: &str| config.racks.iter().position(|r| r.name == name);
+    let mut parts = Vec::new();
+    let mut racks: Vec<&str> = unknown.iter().map(|u| u.rack.as_str()).collect();
+    racks.dedup();
+    for rack in racks {
+        let names: Vec<&str> = unknown
+            .iter()
+            .filter(|u| u.rack == rack)
+            .map(|u| u.node.as_str())
+            .collect();
+        let line = rack_index(rack)
+            .and_then(|i| lines.rack(i))
+            .map_or(String::new(), |l| format!(" (line {l})"));
+        parts.push(format!(
+            "{rack}{line}: {} ({})",
+            crate::hostlist::compress(&names),
+            names.len()
+        ));
+    }
+    let first_index = rack_index(&first.rack);
+    Err(crate::config::ConfigError {
+        file: config.source.clone(),
+        line: first_index.and_then(|i| lines.rack(i)),
+        field: first_index.map(|i| format!("rack[{}].nodes", i + 1)),
+        message: format!(
+            "{} node(s) not defined by any NodeName= in slurm.conf: {}",
+            unknown.len(),
+            parts.join("; ")
+        ),
+    })
+}
+
 impl Topology {
-    /// Resolves every configured node name with `resolve`; unknown names are reported, not
-    /// fatal, because Slurm itself tolerates topology files that mention absent nodes.
+    /// Resolves every configured node name with `resolve`; unknown names are returned for
+    /// the caller to refuse ([`refuse_unknown`]) or, outside slurmctld, to leave out.
     pub fn resolve(
         config: &Config,
         node_count: usize,
@@ -464,5 +508,29 @@ mod tests {
                 node: "ghost".into()
             }]
         );
+    }
+
+    /// The typo of issue 36: rack2 written as `xx[019-036]` refuses the whole file, at
+    /// rack2's `nodes` line, naming all 18 names.
+    #[test]
+    fn unknown_nodes_refuse_the_file_at_their_racks_line() {
+        let text = "[[rack]]\nname = \"rack1\"\nnodes = \"gb[001-018]\"\n\n\
+                    [[rack]]\nname = \"rack2\"\nnodes = \"xx[019-036]\"\n\n\
+                    [[rack]]\nname = \"rack3\"\nnodes = \"gb[037-053],yy1\"\n";
+        let path = std::path::Path::new("/etc/slurm/topology.toml");
+        let config = crate::config::parse_toml(text, path).unwrap();
+        let lines = crate::config::lines::TopologyLines::from_text(text, true);
+        let (_, unknown) = Topology::resolve(&config, 54, |n| {
+            n.strip_prefix("gb")
+                .and_then(|i| i.parse::<usize>().ok())
+                .map(|i| i - 1)
+        });
+        let err = refuse_unknown(&config, &unknown, &lines).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/etc/slurm/topology.toml:7: rack[2].nodes: 19 node(s) not defined by any \
+             NodeName= in slurm.conf: rack2 (line 7): xx[019-036] (18); rack3 (line 11): yy1 (1)"
+        );
+        assert_eq!(refuse_unknown(&config, &[], &lines), Ok(()));
     }
 }

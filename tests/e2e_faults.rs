@@ -198,46 +198,17 @@ fn racks_edited_while_jobs_run_take_effect_on_reconfigure() {
     ];
     let before = lab.jobs_with_nodes(&held);
 
-    let path = lab.etc("topology.toml");
-    let good = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (this test edits the plugin's racks; E2E_TOPO={})",
-            path.display(),
-            lab::topo_under_test()
-        )
-    });
-    // Keep what lab-up.sh writes before the racks (counts and any [policy] lines).
-    let head = &good[..good
-        .find("[[rack]]")
-        .unwrap_or_else(|| panic!("no [[rack]] in {good}"))];
-    let mut edited = head.to_string();
-    for (name, nodes) in [
+    let from = lab.ctld_log_len();
+    lab.write_racks(&[
         ("rack1", "gb[001-017]"),
         ("rack2", "gb[019-036]"),
         ("rack3", "gb[037-054]"),
         ("rack5", "gb018,gb[055-071]"),
-    ] {
-        edited.push_str(&format!(
-            "[[rack]]\nname = \"{name}\"\nnodes = \"{nodes}\"\n\n"
-        ));
-    }
-    let tmp = path.with_extension("toml.e2e-new");
-    std::fs::write(&tmp, &edited).unwrap();
-    std::fs::rename(&tmp, &path).unwrap();
-
-    let from = lab.ctld_log_len();
+    ]);
     let load_line = "topology/nvl72: 4 racks, 71 trays, 4 GPUs per tray";
-    let reconf = lab.sl(&["scontrol", "reconfigure"]);
-    lab.wait_up_to(120, "the reconfigured racks in slurmctld.log", || {
-        lab.ctld_log_since(from).contains(load_line)
-    });
-    lab.wait_up_to(120, "slurmctld to answer after the reconfigure", || {
-        lab.ctld_up()
-    });
     assert!(
-        reconf.status.success(),
-        "scontrol reconfigure failed: {}",
-        String::from_utf8_lossy(&reconf.stderr)
+        lab.reconfigure_until(from, load_line),
+        "scontrol reconfigure failed"
     );
 
     assert_eq!(

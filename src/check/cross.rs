@@ -3,9 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::lines::TopologyLines;
 use super::slurm_conf::{GresConf, GresGpus, Loc, NodeLine, SlurmConf};
 use super::{is_toml, problem, Problem, Severity};
+use crate::config::lines::TopologyLines;
 use crate::config::Config;
 use crate::hostlist;
 

@@ -3,12 +3,14 @@
 //! arguments borrow it and cannot outlive the call.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::bindings as b;
 use super::error::PluginError;
 use super::guard::{install_logger, Call};
 use super::slurm::{self, BitmapRef};
 use super::state;
+use crate::reload::{on_refusal, OnRefusal, Role};
 
 pub fn init(_: &Call) -> Result<(), PluginError> {
     install_logger();
@@ -21,12 +23,16 @@ pub fn fini(_: &Call) -> Result<(), PluginError> {
     Ok(())
 }
 
-/// Reads the racks. Slurm ignores the return value, so a broken file is handled here:
-/// - a reconfigure child of slurmctld exits, and the running slurmctld resumes with its
-///   current racks ("Resuming operation, reconfigure failed.");
-/// - a freshly started slurmctld uses the last good copy from StateSaveLocation and says so;
-///   with no such copy it refuses to start, as Slurm does for a broken topology.conf;
-/// - slurmd and other programs carry on without racks (only SLURM_TOPOLOGY_ADDR is affected).
+/// Whether this process has loaded the racks before (see `reload::Role`).
+static LOADED_BEFORE: AtomicBool = AtomicBool::new(false);
+
+/// Reads the racks. Slurm ignores the return value, so a file that must be refused (broken,
+/// or in slurmctld naming nodes slurm.conf does not define) is handled here, by the role of
+/// the process (`reload`): a reconfigure child exits and its parent keeps its racks; any
+/// other slurmctld load uses the last good copy from StateSaveLocation (with none, it refuses
+/// to start, as Slurm does for a broken topology.conf); slurmd and the clients carry on
+/// without racks (only SLURM_TOPOLOGY_ADDR is affected). A refused file is never half
+/// applied and never becomes the last good copy.
 pub fn build_config(_: &Call) -> Result<(), PluginError> {
     let in_ctld = slurm::running_in_slurmctld();
     if in_ctld {
@@ -34,22 +40,32 @@ pub fn build_config(_: &Call) -> Result<(), PluginError> {
         // SAFETY: build_config runs single-threaded during slurmctld's config load.
         unsafe { slurm::PART_LIST.refresh(std::ptr::addr_of_mut!(b::part_list)) };
     }
-    let config = match state::read_config() {
-        Ok(config) => {
+    let role = Role::of(
+        in_ctld,
+        std::env::var_os("SLURMCTLD_RECONF_PARENT_FD").is_some(),
+        !LOADED_BEFORE.swap(true, Ordering::Relaxed),
+    );
+    let file = state::read_config().and_then(|config| match in_ctld {
+        true => state::refuse_unknown_nodes(&config).map(|()| config),
+        false => Ok(config),
+    });
+    let config = match (file, on_refusal(role)) {
+        (Ok(config), _) => {
             if in_ctld {
                 log_changes(&config);
                 state::save_last_good(&config);
             }
             config
         }
-        Err(e) if !in_ctld => {
+        (Err(e), OnRefusal::NoRacks) => {
             log::warn!("{e}; continuing without rack information in this process");
             return Err(PluginError::Error);
         }
-        Err(e) if std::env::var_os("SLURMCTLD_RECONF_PARENT_FD").is_some() => slurm::fatal(
-            &format!("reconfigure refused, topology configuration is invalid: {e}"),
-        ),
-        Err(e) => match state::load_last_good() {
+        (Err(e), OnRefusal::ExitForParent) => slurm::fatal(&format!(
+            "reconfigure refused, topology configuration is invalid: {e}; the running \
+             slurmctld keeps its racks"
+        )),
+        (Err(e), OnRefusal::LastGood) => match state::load_last_good() {
             Some(Ok(good)) => {
                 slurm::log_error(&format!(
                     "invalid topology configuration: {e}; placing jobs by the last good \
@@ -58,7 +74,10 @@ pub fn build_config(_: &Call) -> Result<(), PluginError> {
                 ));
                 good
             }
-            _ => slurm::fatal(&format!("invalid topology configuration: {e}")),
+            Some(Err(bad)) => slurm::fatal(&format!(
+                "invalid topology configuration: {e}; and the last good copy is unreadable: {bad}"
+            )),
+            None => slurm::fatal(&format!("invalid topology configuration: {e}")),
         },
     };
     if !slurm::node_table_layout_ok() {
@@ -131,34 +150,40 @@ pub unsafe fn get_bitmap(call: &Call, name: *mut c_char) -> *mut b::bitstr_t {
         .map_or(slurm::null(), |(_, m)| m.as_ptr())
 }
 
-/// Orders slurmctld's node table rack by rack, trays in rack order, other nodes after them.
-/// Runs before build_config, so it reads the configuration on its own.
+/// Orders slurmctld's node table: the order saved in StateSaveLocation, kept while job state
+/// exists, with new nodes appended in rack order; on a first start rack by rack, trays in
+/// rack order, other nodes after them (`node_order`). Runs before build_config, so it reads
+/// the racks on its own (the last good copy when the file is broken).
 ///
 /// # Safety
 /// Only as slurmctld calls it: single-threaded while it builds the node table, right before
 /// sorting it by node_rank.
 pub unsafe fn generate_node_ranking(_: &Call) -> bool {
-    let Ok(config) = state::read_config() else {
-        return false; // build_config reports the error
-    };
-    let by_name = state::node_index_by_name();
-    let mut ranked = vec![false; slurm::node_count()];
-    let mut rank = 0u32;
-    // SAFETY: exclusive access to the node table, per the function contract.
-    unsafe {
-        for name in config.racks.iter().flat_map(|r| r.nodes.iter()) {
-            if let Some(&i) = by_name.get(name) {
-                slurm::set_node_rank(i, rank);
-                ranked[i] = true;
-                rank += 1;
-            }
-        }
-        for (i, done) in ranked.iter().enumerate() {
-            if !done {
-                slurm::set_node_rank(i, rank + i as u32);
-            }
+    let racks = state::read_config()
+        .ok()
+        .or_else(|| state::load_last_good().and_then(Result::ok));
+    let nodes: Vec<slurm::NodeInfo> = (0..slurm::node_count()).filter_map(slurm::node).collect();
+    let table: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let saved = state::load_node_order();
+    let order = crate::node_order::order(&table, saved.as_ref().map(|s| &s.1[..]), racks.as_ref());
+    for (rank, &k) in order.iter().enumerate() {
+        // SAFETY: exclusive access to the node table, per the function contract; k indexes
+        // `nodes`, which holds live records.
+        unsafe { slurm::set_node_rank(nodes[k].index, rank as u32) };
+    }
+    if let (Some((path, _)), Some(racks)) = (&saved, &racks) {
+        let moved = crate::node_order::moved_since(&table, &order, racks);
+        if moved > 0 {
+            log::info!(
+                "node order kept from {}: {moved} trays are not where the racks alone would \
+                 rank them, so that no running job's cores or GPUs move; placement follows the \
+                 racks all the same",
+                path.display()
+            );
         }
     }
+    let names: Vec<&str> = order.iter().map(|&k| table[k].as_str()).collect();
+    state::save_node_order(&names);
     true
 }
 

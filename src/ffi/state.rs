@@ -1,14 +1,16 @@
 //! The rack table every entry point reads, built by `topology_p_build_config`.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
 
 use super::slurm::{self, Bitmap};
+use crate::config::lines::TopologyLines;
 use crate::config::{Config, ConfigError};
-use crate::model::Topology;
+use crate::model::{Topology, UnknownNode};
 
 /// The topology plus the Slurm bitmaps `get_bitmap` hands out by name.
 pub struct Loaded {
@@ -50,7 +52,30 @@ pub fn node_index_by_name() -> HashMap<String, usize> {
         .collect()
 }
 
-/// Resolves `config` against the node table and builds the bitmaps.
+/// slurmctld refuses a file whose racks name nodes slurm.conf does not define
+/// (`model::refuse_unknown`), at the line of the first such rack.
+pub fn refuse_unknown_nodes(config: &Config) -> Result<(), ConfigError> {
+    let by_name = node_index_by_name();
+    let unknown: Vec<UnknownNode> = config
+        .racks
+        .iter()
+        .flat_map(|r| r.nodes.iter().map(move |n| (r, n)))
+        .filter(|(_, n)| !by_name.contains_key(n.as_str()))
+        .map(|(r, n)| UnknownNode {
+            rack: r.name.clone(),
+            node: n.clone(),
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let is_toml = config.source.extension().is_some_and(|e| e == "toml");
+    let lines = TopologyLines::read(&config.source, is_toml);
+    crate::model::refuse_unknown(config, &unknown, &lines)
+}
+
+/// Resolves `config` against the node table and builds the bitmaps. Unknown names (a last
+/// good copy from before slurm.conf lost those nodes, or slurmd) are left out with a warning.
 pub fn resolve(config: &Config) -> Loaded {
     let by_name = node_index_by_name();
     let count = slurm::node_count();
@@ -110,22 +135,82 @@ pub fn read_config() -> Result<Config, ConfigError> {
 }
 
 const LAST_GOOD: &str = "topology_nvl72.last-good.toml";
+const NODE_ORDER: &str = "topology_nvl72.node-order";
+
+/// The node order saved in StateSaveLocation, while that also holds slurmctld's job state
+/// (`job_state`, or the `.old` copy slurmctld falls back to): only then can a running job
+/// be recovered onto the table. A file that cannot be read is reported and not used.
+pub fn load_node_order() -> Option<(PathBuf, Vec<String>)> {
+    let dir = slurm::state_save_location()?;
+    let jobs = ["job_state", "job_state.old"]
+        .iter()
+        .any(|f| dir.join(f).is_file());
+    let path = dir.join(NODE_ORDER);
+    if !jobs || !path.is_file() {
+        return None;
+    }
+    let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+    match read.and_then(|t| crate::node_order::parse(&t).map_err(|e| e.0)) {
+        Ok(names) => Some((path, names)),
+        Err(e) => {
+            slurm::log_error(&format!(
+                "{}: {e}; ranking nodes by the racks instead, which moves the cores and GPUs \
+                 of running jobs whose trays change place",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
+/// Saves the node table's order for the next start (atomically: a crash leaves the old file).
+pub fn save_node_order(names: &[&str]) {
+    if let Some(dir) = slurm::state_save_location() {
+        write_atomically(&dir.join(NODE_ORDER), &crate::node_order::render(names));
+    }
+}
+
+/// Writes `path` through a temporary file in the same directory and a rename.
+fn write_atomically(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("new");
+    let result = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = result {
+        log::warn!("cannot save {}: {e}", path.display());
+    }
+}
 
 /// slurmctld keeps a copy of the last configuration it accepted in StateSaveLocation, so a
 /// restart with a broken file keeps placing jobs by the racks it knew.
 pub fn save_last_good(config: &Config) {
-    let Some(dir) = slurm::state_save_location() else {
-        return;
-    };
-    let tmp = dir.join(format!("{LAST_GOOD}.new"));
-    let result = std::fs::write(&tmp, config.to_toml())
-        .and_then(|_| std::fs::rename(&tmp, dir.join(LAST_GOOD)));
-    if let Err(e) = result {
-        log::warn!("cannot save {}: {e}", dir.join(LAST_GOOD).display());
+    if let Some(dir) = slurm::state_save_location() {
+        write_atomically(
+            &dir.join(LAST_GOOD),
+            &crate::config::last_good::render(config),
+        );
     }
 }
 
+/// The last good copy, read leniently (`config::last_good`): keys of a newer build are left
+/// out with a warning, so a downgrade never makes the copy unreadable.
 pub fn load_last_good() -> Option<Result<Config, ConfigError>> {
     let path = slurm::state_save_location()?.join(LAST_GOOD);
-    path.is_file().then(|| crate::config::load_file(&path))
+    if !path.is_file() {
+        return None;
+    }
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) => return Some(Err(ConfigError::unreadable(&path, &e))),
+    };
+    Some(
+        crate::config::last_good::parse(&text, &path).map(|(config, ignored)| {
+            if !ignored.is_empty() {
+                log::warn!(
+                    "{}: left out what this build does not know: {}",
+                    path.display(),
+                    ignored.join(", ")
+                );
+            }
+            config
+        }),
+    )
 }

@@ -23,6 +23,7 @@ use topology_nvl72::hostlist;
 
 mod env;
 mod nodes;
+mod topology_file;
 // Each test binary uses a part of the harness (see `dead_code` above).
 #[allow(unused_imports)]
 pub use env::*;

@@ -1,5 +1,6 @@
-//! Lines of a topology file that parsed: `Config` keeps no positions, so the cross-checks
-//! find the rack and policy lines here to point the admin at the line to edit.
+//! Lines of a topology file that parsed: `Config` keeps no positions, so `nvl72 check`'s
+//! cross-checks and the plugin's refusal of unknown node names find the rack and policy lines
+//! here to point the admin at the line to edit.
 
 use std::path::Path;
 
@@ -27,10 +28,15 @@ impl TopologyLines {
         let Ok(text) = std::fs::read_to_string(path) else {
             return TopologyLines::default();
         };
+        Self::from_text(&text, is_toml)
+    }
+
+    /// The lines of a file's `text`, as [`TopologyLines::read`] finds them.
+    pub fn from_text(text: &str, is_toml: bool) -> TopologyLines {
         if is_toml {
-            toml_lines(&text)
+            toml_lines(text)
         } else {
-            let (racks, block_sizes) = block_lines(&text);
+            let (racks, block_sizes) = block_lines(text);
             TopologyLines {
                 racks: racks.into_iter().map(Some).collect(),
                 block_sizes,

@@ -1,0 +1,125 @@
+//! End-to-end tests of what admins do to a running cluster: edit the racks, restart and
+//! reconfigure slurmctld. Nothing a running job holds may move, and a topology file is applied
+//! whole or not at all (issue 36).
+
+mod lab;
+
+use lab::{racks, Lab};
+
+const LOADED: &str = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
+
+/// Two jobs share tray gb019: B holds GPUs 0-1 there, A (19 trays over rack1 and gb019) one
+/// more GPU and a core. Then rack2 is listed before rack1 and slurmctld reconfigures.
+///
+/// slurmctld restores each running job's cores and GPU indices by position in its node table,
+/// and the plugin orders that table. Before the plugin kept its node order
+/// (`src/node_order.rs`), the swap moved gb019 ahead of gb001: gb019's CPUAlloc fell from 2
+/// to 1 and a job C asking for 2 GPUs on gb019 started at once on GPUs 2-3, so GPU 2 and a
+/// core were given to two jobs (seen in the lab, issue 36). topology/block ranks no node by
+/// its blocks, so with it the allocation stays and C waits, as here.
+#[test]
+fn a_rack_reorder_with_jobs_running_moves_no_gpu_or_core() {
+    let (lab, _g) = Lab::claim();
+    let b = lab.submit(&["-w", "gb019", "-n1", "--gres=gpu:2"]);
+    lab.running_nodes(b);
+    let a = lab.submit(&[
+        "-w",
+        "gb[001-019]",
+        "-N19",
+        "--ntasks-per-node=1",
+        "--gres=gpu:1",
+    ]);
+    lab.running_nodes(a);
+    let trays = ["gb001", "gb018", "gb019", "gb020"];
+    let held = |lab: &Lab| -> Vec<String> {
+        let mut v: Vec<String> = trays.iter().map(|t| lab.node_allocation(t)).collect();
+        v.extend(lab.job_detail(a));
+        v.extend(lab.job_detail(b));
+        v
+    };
+    let before = held(lab);
+    assert!(before[2].contains("CPUAlloc=2"), "{before:#?}");
+
+    let from = lab.ctld_log_len();
+    lab.write_racks(&[
+        ("rack2", "gb[019-036]"),
+        ("rack1", "gb[001-018]"),
+        ("rack3", "gb[037-054]"),
+        ("rack4", "gb[055-072]"),
+    ]);
+    assert!(lab.reconfigure_until(from, LOADED));
+    let rack2 = lab.show_topology("rack2");
+    assert!(rack2.contains("RackIndex=0 Nodes=gb[019-036]"), "{rack2}");
+
+    assert_eq!(held(lab), before, "a running job's cores or GPUs moved");
+    let c = lab.submit(&["-w", "gb019", "-n1", "--gres=gpu:2"]);
+    lab.assert_stays_pending(c);
+    assert_eq!(lab.reason(c), "Resources");
+    let log = lab.ctld_log_since(from);
+    assert!(
+        log.contains("topology/nvl72: node order kept from ")
+            && log.contains("36 trays are not where the racks alone would rank them"),
+        "{log}"
+    );
+}
+
+/// The typo of issue 36: rack2's trays written `xx[019-036]`. Before, the plugin warned, left
+/// rack2 empty (its trays open to Slurm's generic selection) and overwrote the last good copy
+/// with the broken file. Now the reconfigure is refused, as topology/block refuses it
+/// (`fatal: Invalid node name` in its reconfigure child): slurmctld keeps its racks and says
+/// which line and names, and the last good copy is unchanged.
+#[test]
+fn a_file_naming_unknown_nodes_is_refused_and_the_racks_stay() {
+    let (lab, _g) = Lab::claim();
+    let last_good = lab.state_file("topology_nvl72.last-good.toml");
+    let saved = std::fs::read_to_string(&last_good).unwrap();
+    let from = lab.ctld_log_len();
+    lab.write_racks(&[
+        ("rack1", "gb[001-018]"),
+        ("rack2", "xx[019-036]"),
+        ("rack3", "gb[037-054]"),
+        ("rack4", "gb[055-072]"),
+    ]);
+    let text = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
+    let line = 1 + text
+        .lines()
+        .position(|l| l.contains("xx[019-036]"))
+        .unwrap();
+    let refused = !lab.reconfigure_until(from, "Resuming operation, reconfigure failed");
+    let log = lab.ctld_log_since(from);
+    let expected = format!(
+        "topology.toml:{line}: rack[2].nodes: 18 node(s) not defined by any NodeName= in \
+         slurm.conf: rack2 (line {line}): xx[019-036] (18)"
+    );
+    assert!(log.contains(&expected), "expected {expected} in\n{log}");
+    assert!(refused, "scontrol reconfigure reported success");
+
+    let rack2 = lab.show_topology("rack2");
+    assert!(rack2.contains("Nodes=gb[019-036] Trays=18"), "{rack2}");
+    assert_eq!(std::fs::read_to_string(&last_good).unwrap(), saved);
+    lab.occupy("gb001");
+    let job = lab.submit(&["-N", "18", "--exclusive"]);
+    assert_eq!(racks(&lab.running_nodes(job)), vec![2]);
+}
+
+/// A restart with the same typo: slurmctld starts with the last good racks and says why.
+#[test]
+fn a_restart_with_unknown_nodes_keeps_the_last_good_racks() {
+    let (lab, _g) = Lab::claim();
+    let good = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
+    let typo = std::env::temp_dir().join("nvl72-e2e-unknown-nodes.toml");
+    std::fs::write(&typo, good.replacen("gb[019-036]", "xx[019-036]", 1)).unwrap();
+    let from = lab.ctld_log_len();
+    lab.restart_with(&[("TOPOLOGY_TOML", typo.to_str().unwrap())]);
+    let log = lab.ctld_log_since(from);
+    let rack2 = lab.show_topology("rack2");
+    lab.restart_with(&[]);
+    assert!(
+        log.contains("invalid topology configuration: ")
+            && log.contains("18 node(s) not defined by any NodeName= in slurm.conf"),
+        "{log}"
+    );
+    assert!(log.contains("topology_nvl72.last-good.toml"), "{log}");
+    assert!(log.contains(LOADED), "racks not kept: {log}");
+    assert!(rack2.contains("Nodes=gb[019-036] Trays=18"), "{rack2}");
+}
