@@ -86,11 +86,14 @@ fi
 # after the slurmd, slurmctld keeps agent threads talking to dead nodes and needs ~4 s more.)
 ctld=0; alive "$VAR/run/slurmctld.pid" && ctld=1
 stop_pidfile "$VAR/run/slurmctld.pid"
+# BACKUP_CTLD=1 labs: the backup controller's own pid file
+alive "$VAR/ctl2/run/slurmctld.pid" && ctld=$((ctld + 1))
+stop_pidfile "$VAR/ctl2/run/slurmctld.pid"
 for f in "$VAR"/run/slurmd-*.pid; do
     [ -e "$f" ] || continue
     stop_pidfile "$f"
 done
-[ ${#pids[@]} -gt 0 ] && say "stopping $( [ $ctld = 1 ] && echo "slurmctld and ")$(( ${#pids[@]} - ctld )) slurmd"
+[ ${#pids[@]} -gt 0 ] && say "stopping $( [ $ctld -gt 0 ] && echo "$ctld slurmctld and ")$(( ${#pids[@]} - ctld )) slurmd"
 # ACCOUNTING=1: slurmdbd and mariadbd are stopped after slurmctld (which sends slurmdbd what it
 # still holds as it exits), mariadbd after slurmdbd.
 acct=0
@@ -104,7 +107,7 @@ stop_munged() {
 }
 [ $acct = 1 ] || stop_munged
 wait_pids "$STOP_WAIT"
-rm -f "$VAR/run/slurmctld.pid" "$VAR/run/slurmctld.wrap" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
+rm -f "$VAR/run/slurmctld.pid" "$VAR/ctl2/run/slurmctld.pid" "$VAR/run/slurmctld.wrap" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
 if [ $acct = 1 ]; then
     if alive "$VAR/run/slurmdbd.pid"; then say "stopping slurmdbd"; stop_pidfile "$VAR/run/slurmdbd.pid"; fi
     stop_munged
