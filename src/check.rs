@@ -50,6 +50,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, ConfigError, EndTime};
 
+mod controllers;
 mod cross;
 pub mod release;
 mod slurm_conf;
@@ -107,6 +108,9 @@ pub struct CheckInput {
     /// The plugin's Slurm release against slurmctld's ([`release`]); `None` (the default)
     /// skips it.
     pub release: Option<ReleaseInput>,
+    /// The short hostname this runs on, to tell this controller's copy of the racks from the
+    /// others' ([`controllers`]); [`CheckInput::new`] reads it.
+    pub this_host: Option<String>,
 }
 
 impl CheckInput {
@@ -118,6 +122,7 @@ impl CheckInput {
             slurm_conf,
             gres_conf: None,
             release: None,
+            this_host: config::last_good::this_host(),
         }
     }
 }
@@ -236,6 +241,10 @@ pub fn check(input: &CheckInput) -> Report {
     }
     if slurm.readable {
         check_plugin(input, &slurm, &mut out);
+    }
+    if let (Some(c), Some(dir)) = (&config, &slurm.state_save_location) {
+        let this_host = input.this_host.as_deref();
+        controllers::compare(c, Path::new(dir), &slurm.controllers, this_host, &mut out);
     }
     if let Some(r) = &input.release {
         release::check(r, &input.slurm_conf, &slurm, &mut out);

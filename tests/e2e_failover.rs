@@ -166,10 +166,40 @@ fn failover_and_back_twice_moves_and_loses_nothing() {
     assert_eq!(held(&lab, &jobs), before, "after the primary returned");
     assert_eq!(backup_pid(&lab), Some(reborn), "ctl2 restarted");
 
-    // 4. A broken topology file, then the primary dies again: the reconfigure-born backup
-    //    takes over with the last good racks. Before issue 36 it called fatal() here.
+    // Each controller left a copy of the racks it loaded in StateSaveLocation; `nvl72 check`
+    // compares the file with them: nothing to say now, a warning per controller once the
+    // file says otherwise (a controller with its own, different file would change the racks
+    // on a takeover).
     let path = lab.etc("topology.toml");
     let good = std::fs::read_to_string(&path).unwrap();
+    let check = |lab: &Lab| {
+        let out = lab.sl(&["nvl72", "check"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(!check(&lab).contains("last loaded other racks"));
+    lab.write_racks(&[("rack1", "gb[001-018]"), ("rack2", "gb[019-036]")]);
+    let differs = check(&lab);
+    std::fs::write(&path, &good).unwrap();
+    for ctl in ["ctl1", "ctl2"] {
+        let expected = format!(
+            "warning: controller {ctl} last loaded other racks; if its own topology file still \
+             says so, a takeover by {ctl} changes the racks: give every SlurmctldHost the same \
+             file (from {state}/topology_nvl72.loaded-by-{ctl}.toml): rack3 removed (18 trays)",
+            state = lab.dir.join("var/state").display()
+        );
+        assert!(
+            differs.contains(&expected),
+            "expected {expected} in\n{differs}"
+        );
+    }
+
+    // 4. A broken topology file, then the primary dies again: the reconfigure-born backup
+    //    takes over with the last good racks. Before issue 36 it called fatal() here.
     std::fs::write(&path, good.replacen("gb[019-036]", "gb[019-036", 1)).unwrap();
     lab.wait_until_saved(&jobs, "failover-2");
     let before = held(&lab, &jobs);
@@ -185,7 +215,11 @@ fn failover_and_back_twice_moves_and_loses_nothing() {
     std::fs::write(&path, &good).unwrap();
     drop(stop);
 
-    assert_eq!(taker, Some(reborn), "the reconfigure-born ctl2 did not take over");
+    assert_eq!(
+        taker,
+        Some(reborn),
+        "the reconfigure-born ctl2 did not take over"
+    );
     assert!(
         log.contains("invalid topology configuration: ")
             && log.contains("topology_nvl72.last-good.toml"),

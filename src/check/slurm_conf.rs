@@ -33,6 +33,10 @@ pub struct SlurmConf {
     pub topology_plugin: Option<(String, Loc)>,
     /// The last `PluginDir=` (a colon-separated search path) and its line.
     pub plugin_dir: Option<(String, Loc)>,
+    /// The last `StateSaveLocation=`.
+    pub state_save_location: Option<String>,
+    /// Each `SlurmctldHost=` name (without its `(address)`), in order.
+    pub controllers: Vec<String>,
     pub problems: Vec<Problem>,
 }
 
@@ -117,6 +121,15 @@ pub fn read_slurm_conf(path: &Path) -> SlurmConf {
         }
         if key.eq_ignore_ascii_case("PluginDir") {
             conf.plugin_dir = Some((value.clone(), loc));
+            continue;
+        }
+        if key.eq_ignore_ascii_case("StateSaveLocation") {
+            conf.state_save_location = Some(value.clone());
+            continue;
+        }
+        if key.eq_ignore_ascii_case("SlurmctldHost") {
+            let name = value.split('(').next().unwrap_or_default().trim();
+            conf.controllers.push(name.to_string());
             continue;
         }
         let nodes_key = || {

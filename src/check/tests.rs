@@ -12,6 +12,7 @@ fn run(topology: &str, slurm_conf: &str) -> Report {
         slurm_conf: format!("{F}/{slurm_conf}").into(),
         gres_conf: None,
         release: None,
+        this_host: None,
     })
 }
 

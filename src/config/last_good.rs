@@ -28,6 +28,20 @@ const POLICY_KEYS: &[&str] = &[
 ];
 const RACK_KEYS: &[&str] = &["name", "nodes", "clique", "group"];
 
+/// The copy a controller named `host` keeps of the racks it loaded last, beside the shared
+/// last good copy (`nvl72 check` compares them with a file: `check::controllers`).
+pub fn loaded_by_file(host: &str) -> String {
+    format!("topology_nvl72.loaded-by-{host}.toml")
+}
+
+/// The short hostname of this machine (its UTS name), as slurmctld matches it against
+/// `SlurmctldHost`.
+pub fn this_host() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let short = name.trim().split('.').next()?.to_string();
+    (!short.is_empty()).then_some(short)
+}
+
 /// The file's text: the format line, then [`Config::to_toml`].
 pub fn render(config: &Config) -> String {
     format!("{HEADER_PREFIX}{FORMAT}\n{}", config.to_toml())

@@ -180,13 +180,16 @@ fn write_atomically(path: &std::path::Path, text: &str) {
 }
 
 /// slurmctld keeps a copy of the last configuration it accepted in StateSaveLocation, so a
-/// restart with a broken file keeps placing jobs by the racks it knew.
+/// restart with a broken file keeps placing jobs by the racks it knew; and one per controller
+/// host, so that `nvl72 check` on one controller sees what the other loaded.
 pub fn save_last_good(config: &Config) {
+    use crate::config::last_good;
     if let Some(dir) = slurm::state_save_location() {
-        write_atomically(
-            &dir.join(LAST_GOOD),
-            &crate::config::last_good::render(config),
-        );
+        let text = last_good::render(config);
+        write_atomically(&dir.join(LAST_GOOD), &text);
+        if let Some(host) = last_good::this_host() {
+            write_atomically(&dir.join(last_good::loaded_by_file(&host)), &text);
+        }
     }
 }
 
