@@ -21,7 +21,7 @@
 //! | topology.conf without `BlockSizes=` and a block of more than 18 nodes (the parser allows any size then) | warning |
 //! | policy knobs that have no effect (`end_time_hours_per_tray` without `end_time = "align"`, `prefer_same_group = true` without two racks sharing a `group`) | warning |
 //! | slurm.conf / gres.conf unreadable, bad `Include`, bad `NodeName` hostlist, node defined twice | error |
-//! | rack nodes that slurm.conf does not define (the plugin would leave them out) | error, at the rack's line |
+//! | rack nodes that slurm.conf does not define (slurmctld refuses the whole file) | error, at the rack's line |
 //! | slurm.conf GPUs of rack nodes differ from `gpus_per_tray`, one line per distinct count | warning |
 //! | gres.conf gives rack nodes fewer GPUs than slurm.conf (slurmctld drains them) | error |
 //! | gres.conf gives rack nodes more GPUs than slurm.conf (Slurm ignores the excess) | warning |
@@ -33,6 +33,8 @@
 //! | the installed plugin (`topology_nvl72.so` in PluginDir) was built for another Slurm release than slurmctld runs, or than the installed Slurm a restart starts; or it is missing, or no Slurm plugin ([`release`]) | error |
 //! | the same for a plugin not yet installed (`--plugin FILE`) | warning |
 //! | slurmctld not reachable, or the packages already upgraded and slurmctld not yet restarted | note |
+//! | another `SlurmctldHost` last loaded other racks than this file (its copy in StateSaveLocation, [`controllers`]) | warning |
+//! | this host's controller last loaded other racks (a reconfigure applies the file) | note |
 //!
 //! GPU counts: slurmctld schedules with slurm.conf's `Gres=` (a node without a gpu there has
 //! none, whatever gres.conf says), so that is what is compared with `gpus_per_tray`; gres.conf

@@ -62,10 +62,10 @@ impl Cross<'_> {
                 self.lines.rack(i),
                 Severity::Error,
                 format!(
-                    "rack {}: {} not defined by any NodeName= in slurm.conf; the plugin leaves {} out of the rack",
+                    "rack {}: {} not defined by any NodeName= in slurm.conf; slurmctld refuses \
+                     the whole file (a reconfigure fails, a start keeps the last good racks)",
                     rack.name,
                     hostlist::compress(&missing),
-                    if missing.len() == 1 { "it" } else { "them" }
                 ),
             ));
         }

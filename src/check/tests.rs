@@ -118,7 +118,7 @@ fn nodes_missing_from_slurm_conf_or_from_every_rack() {
     assert_eq!(
         lines(&report),
         [
-            format!("{F}/topology/unknown.toml:9: error: rack rack2: gb[101-102] not defined by any NodeName= in slurm.conf; the plugin leaves them out of the rack"),
+            format!("{F}/topology/unknown.toml:9: error: rack rack2: gb[101-102] not defined by any NodeName= in slurm.conf; slurmctld refuses the whole file (a reconfigure fails, a start keeps the last good racks)"),
             format!("{F}/good/slurm.conf:10: warning: gb[035-036] have GPUs but are in no rack of {F}/topology/unknown.toml; Slurm's generic selection places them"),
         ]
     );
@@ -243,7 +243,7 @@ fn broken_slurm_side() {
     let want = [
         format!("{m}/slurm.conf:6: error: Include: cannot read {m}/missing.conf: No such file or directory (os error 2)"),
         format!("{m}/slurm.conf:11: error: NodeName gb018 already defined at line 7; slurmctld refuses to start (Duplicated NodeName)"),
-        format!("{F}/good/topology.toml:27: error: rack rack4: gb[071-072] not defined by any NodeName= in slurm.conf; the plugin leaves them out of the rack"),
+        format!("{F}/good/topology.toml:27: error: rack rack4: gb[071-072] not defined by any NodeName= in slurm.conf; slurmctld refuses the whole file (a reconfigure fails, a start keeps the last good racks)"),
         format!("{F}/good/topology.toml:3: warning: gpus_per_tray is 4, but slurm.conf gives gb[019-036] 8 GPUs each (NodeName= at {m}/slurm.conf:8)"),
         format!("{F}/good/topology.toml:3: warning: gpus_per_tray is 4, but slurm.conf gives gb[037-054] no GPUs (no gpu in Gres= of NodeName= at {m}/slurm.conf:9)"),
         format!("{m}/gres.conf:2: error: gres.conf gives gb[019-036] 4 GPUs each but slurm.conf gives them 8 (NodeName= at {m}/slurm.conf:8); slurmctld drains them (gres/gpu count reported lower than configured)"),
