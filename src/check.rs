@@ -33,7 +33,7 @@
 //! | the installed plugin (`topology_nvl72.so` in PluginDir) was built for another Slurm release than slurmctld runs, or than the installed Slurm a restart starts; or it is missing, or no Slurm plugin ([`release`]) | error |
 //! | the same for a plugin not yet installed (`--plugin FILE`) | warning |
 //! | slurmctld not reachable, or the packages already upgraded and slurmctld not yet restarted | note |
-//! | another `SlurmctldHost` last loaded other racks than this file (its copy in StateSaveLocation, [`controllers`]) | warning |
+//! | another `SlurmctldHost` last loaded other racks than this file (its copy in StateSaveLocation, `check/controllers.rs`) | warning |
 //! | this host's controller last loaded other racks (a reconfigure applies the file) | note |
 //!
 //! GPU counts: slurmctld schedules with slurm.conf's `Gres=` (a node without a gpu there has
