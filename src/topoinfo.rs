@@ -12,12 +12,19 @@ use crate::model::{ClusterView, Topology};
 
 /// Bumped when the fields change, so an old client reports a clear error instead of garbage.
 pub const WIRE_VERSION: u32 = 1;
+/// Sent instead of [`WIRE_VERSION`] when the live state is hidden: a client that predates
+/// `live_hidden` would print every tray free, so it must refuse the message instead.
+pub const WIRE_VERSION_HIDDEN: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TopoInfo {
     pub version: u32,
     pub gpus_per_tray: u32,
     pub racks: Vec<RackInfo>,
+    /// `PrivateData=nodes`: which trays are allocated or unavailable is not shown, as Slurm
+    /// shows nodes only to operators then and the plugin is not told who asks.
+    #[serde(default)]
+    pub live_hidden: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,7 +76,19 @@ impl TopoInfo {
             version: WIRE_VERSION,
             gpus_per_tray: topo.gpus_per_tray,
             racks,
+            live_hidden: false,
         }
+    }
+
+    /// The same racks without their live state (`PrivateData=nodes`).
+    pub fn without_live_state(mut self) -> TopoInfo {
+        for rack in &mut self.racks {
+            rack.allocated.clear();
+            rack.unavailable.clear();
+        }
+        self.live_hidden = true;
+        self.version = WIRE_VERSION_HIDDEN;
+        self
     }
 
     pub fn to_wire(&self) -> String {
@@ -79,7 +98,11 @@ impl TopoInfo {
     pub fn from_wire(text: &str) -> Result<TopoInfo, String> {
         let info: TopoInfo =
             toml::from_str(text).map_err(|e| format!("malformed topology info: {e}"))?;
-        if info.version != WIRE_VERSION {
+        let expected = match info.live_hidden {
+            true => WIRE_VERSION_HIDDEN,
+            false => WIRE_VERSION,
+        };
+        if info.version != expected {
             return Err(format!(
                 "topology info version {} from slurmctld, this client understands {}",
                 info.version, WIRE_VERSION
@@ -127,6 +150,19 @@ impl TopoInfo {
                 hostlist::compress(v)
             }
         };
+        if self.live_hidden {
+            let mut line = format!(
+                "RackName={} RackIndex={} Nodes={} Trays={} GPUs={}",
+                r.name,
+                r.index,
+                list(&r.nodes),
+                r.nodes.len(),
+                r.nodes.len() as u64 * self.gpus_per_tray as u64,
+            );
+            self.push_labels(r, &mut line);
+            line.push_str("\n   (free and allocated trays hidden: PrivateData=nodes)\n");
+            return line;
+        }
         let free = r.free();
         let mut line = format!(
             "RackName={} RackIndex={} Nodes={} Trays={} GPUs={} FreeTrays={} AllocatedTrays={} \
@@ -141,18 +177,22 @@ impl TopoInfo {
             r.unavailable.len(),
             free as u64 * self.gpus_per_tray as u64,
         );
-        if let Some(g) = &r.group {
-            line.push_str(&format!(" Group={g}"));
-        }
-        if let Some(c) = &r.clique {
-            line.push_str(&format!(" Clique={c}"));
-        }
+        self.push_labels(r, &mut line);
         line.push_str(&format!(
             "\n   AllocatedNodes={} UnavailableNodes={}\n",
             list(&r.allocated),
             list(&r.unavailable)
         ));
         line
+    }
+
+    fn push_labels(&self, r: &RackInfo, line: &mut String) {
+        if let Some(g) = &r.group {
+            line.push_str(&format!(" Group={g}"));
+        }
+        if let Some(c) = &r.clique {
+            line.push_str(&format!(" Clique={c}"));
+        }
     }
 }
 
@@ -163,6 +203,29 @@ mod tests {
     fn sample() -> TopoInfo {
         let (topo, view) = crate::testkit::racks(&["rack1 .x+.", "rack2 ...."]).parts();
         TopoInfo::collect(&topo, &view)
+    }
+
+    /// `PrivateData=nodes`: no live state on the wire, a line that says why, and a version
+    /// that a client predating `live_hidden` refuses instead of printing every tray free.
+    #[test]
+    fn hidden_live_state_travels_as_version_two() {
+        let hidden = sample().without_live_state();
+        let wire = hidden.to_wire();
+        assert!(wire.starts_with("version = 2\n"), "{wire}");
+        let back = TopoInfo::from_wire(&wire).unwrap();
+        assert!(sample().racks[0].allocated.len() + sample().racks[0].unavailable.len() > 0);
+        assert!(back
+            .racks
+            .iter()
+            .all(|r| r.allocated.is_empty() && r.unavailable.is_empty()));
+        assert_eq!(back, hidden);
+        assert_eq!(
+            back.render(Some("rack1")).unwrap(),
+            "RackName=rack1 RackIndex=0 Nodes=n[0-3] Trays=4 GPUs=16\n   \
+             (free and allocated trays hidden: PrivateData=nodes)\n"
+        );
+        let forged = wire.replacen("live_hidden = true", "live_hidden = false", 1);
+        assert!(TopoInfo::from_wire(&forged).is_err());
     }
 
     #[test]

@@ -22,7 +22,12 @@ pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> Result<(), PluginE
             version: crate::topoinfo::WIRE_VERSION,
             gpus_per_tray: 0,
             racks: Vec::new(),
+            live_hidden: false,
         },
+    };
+    let info = match slurm::private_nodes() {
+        true => info.without_live_state(),
+        false => info,
     };
     let container = slurm::xmalloc::<b::dynamic_plugin_data_t>();
     // SAFETY: `out` is the out-pointer Slurm passed; `container` is fresh zeroed memory.

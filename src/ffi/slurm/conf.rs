@@ -20,6 +20,16 @@ pub fn running_in_slurmctld() -> bool {
     unsafe { b::slurm_run_in_daemon(b::nvl72_daemon_NVL72_IS_SLURMCTLD) }
 }
 
+/// `PrivateData=nodes`: Slurm shows nodes to operators only.
+pub fn private_nodes() -> bool {
+    /// slurm.h's `PRIVATE_DATA_NODES`, `SLURM_BIT(1)` (the same in 24.11 and 26.05), a
+    /// function-like macro that bindgen does not evaluate.
+    const PRIVATE_DATA_NODES: u64 = 1 << 1;
+    // SAFETY: slurm_conf is initialised by the time any plugin op runs; a plain integer read.
+    let private = unsafe { b::slurm_conf.private_data };
+    u64::from(private) & PRIVATE_DATA_NODES != 0
+}
+
 /// slurmctld's StateSaveLocation, where the last good topology is kept.
 pub fn state_save_location() -> Option<std::path::PathBuf> {
     // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or an
