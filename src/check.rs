@@ -110,6 +110,9 @@ pub struct CheckInput {
     /// The plugin's Slurm release against slurmctld's ([`release`]); `None` (the default)
     /// skips it.
     pub release: Option<ReleaseInput>,
+    /// `scontrol show topology` of the running slurmctld, to report rack placement switched
+    /// off ([`crate::topoinfo::PLACEMENT_OFF`]); `None` (the default) skips it.
+    pub show_topology: Option<String>,
     /// The short hostname this runs on, to tell this controller's copy of the racks from the
     /// others' ([`controllers`]); [`CheckInput::new`] reads it.
     pub this_host: Option<String>,
@@ -124,6 +127,7 @@ impl CheckInput {
             slurm_conf,
             gres_conf: None,
             release: None,
+            show_topology: None,
             this_host: config::last_good::this_host(),
         }
     }
@@ -243,6 +247,21 @@ pub fn check(input: &CheckInput) -> Report {
     }
     if slurm.readable {
         check_plugin(input, &slurm, &mut out);
+    }
+    let off = input
+        .show_topology
+        .as_deref()
+        .and_then(crate::topoinfo::placement_off_in);
+    if let Some(why) = off {
+        out.push(problem(
+            &input.slurm_conf,
+            None,
+            Severity::Error,
+            format!(
+                "the running slurmctld switched rack placement off: {why}; Slurm's generic \
+                 selection places every job until the plugin is rebuilt for this release"
+            ),
+        ));
     }
     if let (Some(c), Some(dir)) = (&config, &slurm.state_save_location) {
         let this_host = input.this_host.as_deref();

@@ -94,6 +94,11 @@ pub struct Status {
     pub waiting_for_topology: Vec<PendingJob>,
     /// Job letter in the maps -> job id.
     pub legend: Vec<(char, u32)>,
+    /// slurmctld's plugin switched rack placement off, and why (`scontrol show topology`'s
+    /// first line, [`crate::topoinfo::PLACEMENT_OFF`]): every figure above then assumes a
+    /// placement that is not happening.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_off: Option<String>,
 }
 
 /// Computes the status of `live` on the racks of `config`.
@@ -172,6 +177,7 @@ pub fn compute(config: &Config, live: &Live) -> Status {
         gpus_per_tray: config.gpus_per_tray,
         waiting_for_topology,
         legend: legend.into_iter().map(|(id, c)| (c, id)).collect(),
+        placement_off: None,
     }
 }
 
@@ -356,6 +362,13 @@ fn largest_job(topo: &Topology, view: &ClusterView, segment: usize) -> usize {
 /// The table `nvl72 status` prints.
 pub fn render(st: &Status) -> String {
     let mut out = String::new();
+    if let Some(why) = &st.placement_off {
+        let _ = writeln!(
+            out,
+            "RACK PLACEMENT IS OFF in slurmctld: {why}; Slurm's generic selection places every \
+             job (rebuild the plugin for this Slurm release)\n"
+        );
+    }
     let width = st
         .racks
         .iter()
@@ -456,6 +469,11 @@ pub fn prometheus(st: &Status) -> String {
             let _ = writeln!(out, "nvl72_{name}{labels} {v}");
         }
     };
+    metric(
+        "rack_placement_off",
+        "1 when slurmctld's plugin switched rack placement off (a record layout mismatch).",
+        vec![(String::new(), usize::from(st.placement_off.is_some()))],
+    );
     let rack = |r: &RackRow| format!("rack=\"{}\"", r.name);
     metric(
         "rack_free_trays",

@@ -25,6 +25,23 @@ pub struct TopoInfo {
     /// shows nodes only to operators then and the plugin is not told who asks.
     #[serde(default)]
     pub live_hidden: bool,
+    /// Why slurmctld's plugin switched rack placement off (a record layout mismatch), if it
+    /// did: printed first, and read by `nvl72 status` and `nvl72 check`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_off: Option<String>,
+}
+
+/// How `scontrol show topology` starts when rack placement is off; `nvl72 status` and
+/// `nvl72 check` look for it.
+pub const PLACEMENT_OFF: &str = "RackPlacement=OFF Reason=";
+
+/// The reason after [`PLACEMENT_OFF`] in `scontrol show topology` output, if any.
+pub fn placement_off_in(show_topology: &str) -> Option<String> {
+    let rest = show_topology
+        .lines()
+        .find_map(|l| l.strip_prefix(PLACEMENT_OFF))?;
+    let quoted = rest.strip_prefix('"').and_then(|r| r.split_once('"'));
+    Some(quoted.map_or(rest, |(why, _)| why).to_string())
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,6 +94,7 @@ impl TopoInfo {
             gpus_per_tray: topo.gpus_per_tray,
             racks,
             live_hidden: false,
+            placement_off: None,
         }
     }
 
@@ -139,7 +157,12 @@ impl TopoInfo {
                 None => "topology/nvl72 has no racks configured".into(),
             });
         }
-        Ok(selected.iter().map(|r| self.render_rack(r)).collect())
+        let off = self.placement_off.iter().map(|why| {
+            format!("{PLACEMENT_OFF}\"{why}\" (Slurm's generic selection places every job)\n")
+        });
+        Ok(off
+            .chain(selected.iter().map(|r| self.render_rack(r)))
+            .collect())
     }
 
     fn render_rack(&self, r: &RackInfo) -> String {
@@ -226,6 +249,28 @@ mod tests {
         );
         let forged = wire.replacen("live_hidden = true", "live_hidden = false", 1);
         assert!(TopoInfo::from_wire(&forged).is_err());
+    }
+
+    /// A layout mismatch switched placement off: the first line says so and why, whatever is
+    /// asked for, and `nvl72 status` / `nvl72 check` read the reason back from it.
+    #[test]
+    fn placement_off_leads_the_output_and_reads_back() {
+        let why = "built for Slurm 24.11.5 but this process's job records do not match that layout";
+        let info = TopoInfo {
+            placement_off: Some(why.into()),
+            ..sample()
+        };
+        let info = TopoInfo::from_wire(&info.to_wire()).unwrap();
+        let out = info.render(Some("rack2")).unwrap();
+        assert!(
+            out.starts_with(&format!(
+                "RackPlacement=OFF Reason=\"{why}\" (Slurm's generic selection places every \
+                 job)\nRackName=rack2 "
+            )),
+            "{out}"
+        );
+        assert_eq!(placement_off_in(&out).as_deref(), Some(why));
+        assert_eq!(placement_off_in(&sample().render(None).unwrap()), None);
     }
 
     #[test]

@@ -612,27 +612,11 @@ fn submit_retrying(
 #[test]
 fn a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed() {
     const COMMENT: &str = "nvl72-test-panic";
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let fault_plugin = std::env::var_os("NVL72_FAULT_PLUGIN")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo.join("target/fault-injection/release/libtopology_nvl72.so"));
-    if !fault_plugin.is_file() {
-        let allow = std::env::var("NVL72_ALLOW_MISSING_FAULT_PLUGIN").unwrap_or_default();
-        assert!(
-            allow == "1",
-            "{} missing: build it with `cargo build --release --features fault-injection \
-             --target-dir target/fault-injection` (scripts/test.sh does), or point \
-             NVL72_FAULT_PLUGIN at it",
-            fault_plugin.display()
-        );
-        eprintln!(
-            "SKIPPED a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed: {} missing \
-             and NVL72_ALLOW_MISSING_FAULT_PLUGIN=1",
-            fault_plugin.display()
-        );
+    let Some(fault_plugin) =
+        fault_plugin("a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed")
+    else {
         return;
-    }
+    };
     let (lab, _g) = Lab::claim();
     let from = lab.ctld_log_len();
     lab.restart_with(&[("PLUGIN", fault_plugin.to_str().unwrap()), ("PACKAGE", "")]);
@@ -703,4 +687,85 @@ fn a_panic_inside_eval_keeps_slurmctld_up_and_other_jobs_placed() {
         internal.len(),
         "the normal plugin panicked too"
     );
+}
+
+/// The `fault-injection` build of the plugin, or `None` when it is missing and
+/// `NVL72_ALLOW_MISSING_FAULT_PLUGIN=1` lets the test named `test` be skipped.
+fn fault_plugin(test: &str) -> Option<PathBuf> {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let fault_plugin = std::env::var_os("NVL72_FAULT_PLUGIN")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("target/fault-injection/release/libtopology_nvl72.so"));
+    if fault_plugin.is_file() {
+        return Some(fault_plugin);
+    }
+    let allow = std::env::var("NVL72_ALLOW_MISSING_FAULT_PLUGIN").unwrap_or_default();
+    assert!(
+        allow == "1",
+        "{} missing: build it with `cargo build --release --features fault-injection \
+         --target-dir target/fault-injection` (scripts/test.sh does), or point \
+         NVL72_FAULT_PLUGIN at it",
+        fault_plugin.display()
+    );
+    eprintln!(
+        "SKIPPED {test}: {} missing and NVL72_ALLOW_MISSING_FAULT_PLUGIN=1",
+        fault_plugin.display()
+    );
+    None
+}
+
+/// A job record whose layout does not match the build switches rack placement off for the
+/// rest of the process (Slurm's generic selection then places every job). That used to be
+/// one log line; now `scontrol show topology` leads with it, `nvl72 status` says it first
+/// and `nvl72 check` reports an error. The fault-injection build acts as if the record of a
+/// job with `--comment=nvl72-test-layout` did not match (`src/ffi/fault.rs`).
+#[test]
+fn a_layout_mismatch_is_shown_by_show_topology_status_and_check() {
+    let Some(fault_plugin) =
+        fault_plugin("a_layout_mismatch_is_shown_by_show_topology_status_and_check")
+    else {
+        return;
+    };
+    let (lab, _g) = Lab::claim();
+    lab.restart_with(&[("PLUGIN", fault_plugin.to_str().unwrap()), ("PACKAGE", "")]);
+    // Without the package the chroot has no nvl72: the build's own, through the jobs folder.
+    let tool = lab.dir.join("var/jobs/nvl72-e2e");
+    let built = match lab::slurm_series().as_str() {
+        "26.05" => "target/slurm-26-05/nvl72",
+        _ => "target/release/nvl72",
+    };
+    std::fs::copy(lab.repo.join(built), &tool).expect("the nvl72 binary of this series");
+    let tool = tool.to_str().unwrap();
+    let job = lab.submit(&["-N", "2", "--exclusive", "--comment=nvl72-test-layout"]);
+    lab.running_nodes(job);
+    let topology = lab.run(&["scontrol", "show", "topology"]);
+    let status = lab.run(&[tool, "status"]);
+    let json = lab.run(&[tool, "status", "--json"]);
+    let check = lab.sl(&[tool, "check"]);
+    lab.cancel_all();
+    lab.restart_with(&[]);
+    let after = lab.run(&["scontrol", "show", "topology"]);
+
+    let why = "this process's job records (fault injection) do not match that layout";
+    assert!(
+        topology.starts_with("RackPlacement=OFF Reason=\"built for Slurm ")
+            && topology.lines().next().unwrap().contains(why),
+        "{topology}"
+    );
+    assert!(
+        status.starts_with("RACK PLACEMENT IS OFF in slurmctld: built for Slurm "),
+        "{status}"
+    );
+    assert!(
+        json.contains("\"placement_off\": \"built for Slurm "),
+        "{json}"
+    );
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("error: the running slurmctld switched rack placement off: built for"),
+        "{stdout}"
+    );
+    assert!(after.starts_with("RackName=rack1 "), "{after}");
 }

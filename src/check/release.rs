@@ -142,6 +142,11 @@ pub fn ask_scontrol() -> Scontrol {
     }
 }
 
+/// `scontrol show topology` of the running slurmctld (10 s at most), or `None`.
+pub fn ask_show_topology() -> Option<String> {
+    run(&["show", "topology"]).ok()
+}
+
 /// How long scontrol may take: with slurmctld down, `scontrol show config` retries for about
 /// 30 s before it gives up, and `nvl72 check` should not hang that long.
 const SCONTROL_TIMEOUT: Duration = Duration::from_secs(10);

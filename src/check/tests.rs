@@ -12,6 +12,7 @@ fn run(topology: &str, slurm_conf: &str) -> Report {
         slurm_conf: format!("{F}/{slurm_conf}").into(),
         gres_conf: None,
         release: None,
+        show_topology: None,
         this_host: None,
     })
 }
@@ -30,6 +31,31 @@ fn the_lab_layout_is_clean() {
         format!("{F}/good/topology.toml: 4 racks, 72 trays: 0 errors, 0 warnings")
     );
     assert_eq!(run("topology/block.conf", "good/slurm.conf").render(), "");
+}
+
+/// slurmctld's plugin switched rack placement off (`scontrol show topology`'s first line):
+/// an error, so `nvl72 check && ...` stops.
+#[test]
+fn rack_placement_switched_off_in_slurmctld_is_an_error() {
+    let report = check(&CheckInput {
+        show_topology: Some(
+            "RackPlacement=OFF Reason=\"built for Slurm 24.11.5 but this process's job records \
+             do not match that layout\" (Slurm's generic selection places every job)\n\
+             RackName=rack1 RackIndex=0 Nodes=gb[001-018] Trays=18\n"
+                .into(),
+        ),
+        ..CheckInput::new(format!("{F}/good/slurm.conf"))
+    });
+    assert_eq!(
+        lines(&report),
+        [format!(
+            "{F}/good/slurm.conf: error: the running slurmctld switched rack placement off: \
+             built for Slurm 24.11.5 but this process's job records do not match that layout; \
+             Slurm's generic selection places every job until the plugin is rebuilt for this \
+             release"
+        )]
+    );
+    assert_eq!(report.exit_code(), 1);
 }
 
 /// DEFAULT, continuations, Include (plain and `%c`), key case and quoting describe the same

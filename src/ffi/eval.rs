@@ -54,6 +54,10 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(),
     // and writers of idle_node_bitmap; the copy stays valid for this call (and the callbacks
     // below, which run inside it).
     unsafe { slurm::IDLE_NODE_BITMAP.refresh(std::ptr::addr_of_mut!(b::idle_node_bitmap)) };
+    #[cfg(feature = "fault-injection")]
+    if let Some(job) = te.job(call) {
+        super::fault::layout_mismatch_if_asked(job);
+    }
     let job = te.job(call).filter(|j| j.layout_ok());
     let (Some(st), Some(job)) = (state::current(), job) else {
         return PluginError::check(te.choose_nodes());

@@ -23,7 +23,12 @@ pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> Result<(), PluginE
             gpus_per_tray: 0,
             racks: Vec::new(),
             live_hidden: false,
+            placement_off: None,
         },
+    };
+    let info = TopoInfo {
+        placement_off: slurm::placement_off(),
+        ..info
     };
     let info = match slurm::private_nodes() {
         true => info.without_live_state(),

@@ -15,6 +15,13 @@ pub fn live() -> Result<Live, String> {
     Ok(parse(&sinfo, &jobs))
 }
 
+/// Why slurmctld's plugin switched rack placement off, from `scontrol show topology`'s first
+/// line; `None` when placement is on or scontrol cannot say.
+pub fn placement_off() -> Option<String> {
+    let out = run("scontrol", &["show", "topology"]).ok()?;
+    crate::topoinfo::placement_off_in(&out)
+}
+
 fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
     let out = Command::new(cmd)
         .args(args)

@@ -104,6 +104,23 @@ fn stranded_gpus_and_jobs_waiting_for_topology() {
     assert!(text.lines().all(|l| l == l.trim_end()), "{text}");
 }
 
+/// A layout mismatch in slurmctld: the first line says every figure below assumes a rack
+/// placement that is not happening, and the metric is 1.
+#[test]
+fn placement_switched_off_leads_the_view_and_the_metrics() {
+    let on = compute(&config(), &live());
+    assert!(prometheus(&on).contains("\nnvl72_rack_placement_off 0\n"));
+    let off = Status {
+        placement_off: Some("built for Slurm 24.11.5 but ...".into()),
+        ..on
+    };
+    assert!(render(&off).starts_with(
+        "RACK PLACEMENT IS OFF in slurmctld: built for Slurm 24.11.5 but ...; Slurm's generic \
+         selection places every job (rebuild the plugin for this Slurm release)\n\n"
+    ));
+    assert!(prometheus(&off).contains("\nnvl72_rack_placement_off 1\n"));
+}
+
 #[test]
 fn prometheus_text_format() {
     let st = compute(&config(), &live());

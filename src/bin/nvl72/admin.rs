@@ -62,6 +62,7 @@ pub fn check(a: &CheckArgs) -> Result<i32, String> {
         plugin: a.plugin.clone(),
         scontrol: release::ask_scontrol(),
     });
+    input.show_topology = release::ask_show_topology();
     let report = check::check(&input);
     print!("{}", report.render());
     eprintln!("{}", report.summary());
@@ -144,7 +145,10 @@ pub fn status(a: &StatusArgs) -> Result<(), String> {
         config::load_dir(&config_dir(a.config.as_deref())).map_err(|e| e.to_string())?;
     loop {
         let live = gather::live()?;
-        let st = status::compute(&config, &live);
+        let st = status::Status {
+            placement_off: gather::placement_off(),
+            ..status::compute(&config, &live)
+        };
         if let Some(path) = &a.prometheus {
             write_atomically(path, &status::prometheus(&st))?;
         }

@@ -6,6 +6,14 @@ use super::node::{node_count, record};
 
 /// Set once a Slurm record did not carry its magic number where this build expects it.
 static LAYOUT_MISMATCH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Why rack placement is off, for `scontrol show topology` (and through it `nvl72 status` and
+/// `nvl72 check`): one log line is easy to miss.
+static PLACEMENT_OFF: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Why rack placement is off in this process, if it is.
+pub fn placement_off() -> Option<String> {
+    PLACEMENT_OFF.get().cloned()
+}
 
 /// Struct layouts can drift between Slurm releases (and a source tree can be mislabelled):
 /// Slurm's records start with or carry magic numbers, checked here at the offsets this build
@@ -13,14 +21,24 @@ static LAYOUT_MISMATCH: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 /// the callers fall back to Slurm's generic selection instead of reading garbage.
 fn layout_mismatch(what: &str) -> bool {
     if !LAYOUT_MISMATCH.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        log_error(&format!(
-            "built for Slurm {} but this process's {what} do not match that layout; rack \
-             placement is off and Slurm's generic selection places jobs. Rebuild the plugin \
-             against this Slurm's exact release",
+        let why = format!(
+            "built for Slurm {} but this process's {what} do not match that layout",
             env!("NVL72_SLURM_VERSION")
+        );
+        log_error(&format!(
+            "{why}; rack placement is off and Slurm's generic selection places jobs. Rebuild \
+             the plugin against this Slurm's exact release"
         ));
+        let _ = PLACEMENT_OFF.set(why);
     }
     false
+}
+
+/// Test-only (`fault-injection`): what a real mismatch does, for the e2e test that it is
+/// visible.
+#[cfg(feature = "fault-injection")]
+pub fn force_layout_mismatch(what: &str) {
+    layout_mismatch(what);
 }
 
 /// The job record and its details (every job Slurm evaluates has them) carry their magic
