@@ -1,5 +1,7 @@
-//! Every finished file the tool writes (`status --prometheus`, `discover -o`, the simulator's
-//! and the replay's reports) goes through [`write_file`].
+//! Every file the tool writes where it is told to (`status --prometheus`, `discover -o`, the
+//! simulator's and the replay's reports, a saved stream, a calibration) goes through
+//! [`write_file`]. Only the replay's lab plumbing (its helper script in the lab's chroot, the
+//! logs it streams) is written directly.
 //!
 //! Such files often land in shared directories: node_exporter's textfile directory is
 //! commonly world-writable with the sticky bit, and the tool runs as root there. So the text
