@@ -184,6 +184,97 @@ fn status_says_why_each_racks_free_trays_are_stranded() {
     );
 }
 
+/// A job's name and comment cannot fake what `nvl72 status` shows. Before, status read
+/// `scontrol -o show job`, where user text is printed unquoted and the last `Key=` of a line
+/// won: job B below (running on gb[005-006]) read as a waiting 18-tray job of 72 GPUs, and
+/// the waiting job as a running job 1 on every busy tray. Now it reads JSON.
+///
+/// rack1: A on gb[001-004], B on gb[005-006], 12 free; rack2: gb[019-030] busy, 6 free;
+/// rack3 full; rack4: gb[055-070] busy, 2 free. `-N 18` waits: no rack is whole.
+#[test]
+fn status_counts_jobs_whose_name_and_comment_forge_fields_as_they_are() {
+    let (lab, _g) = Lab::claim();
+    let a = lab.occupy("gb[001-004]");
+    let b = lab.submit(&[
+        "-N",
+        "2",
+        "--exclusive",
+        "-w",
+        "gb[005-006]",
+        "-J",
+        "forged",
+        "--comment",
+        "forged JobState=PENDING NumNodes=18 Reason=Resources TresPerJob=gres/gpu:72",
+    ]);
+    lab.running_nodes(b);
+    let others = [
+        lab.occupy("gb[019-030]"),
+        lab.occupy("gb[037-054]"),
+        lab.occupy("gb[055-070]"),
+    ];
+    let waiting = lab.submit(&[
+        "-N",
+        "18",
+        "--exclusive",
+        "-J",
+        "forged JobId=1",
+        "--comment",
+        "forged JobState=RUNNING NodeList=gb[001-072] NumNodes=1",
+    ]);
+    lab.assert_stays_pending(waiting);
+    let out = lab.run(&["nvl72", "status", "--json"]);
+    let st: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(st["racks"][0]["map"], "AAAABB............", "{out}");
+    let mut running: Vec<u64> = st["legend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l[1].as_u64().unwrap())
+        .collect();
+    running.sort_unstable();
+    let mut expected: Vec<u64> = [a, b].iter().chain(&others).map(|&j| j.into()).collect();
+    expected.sort_unstable();
+    assert_eq!(running, expected, "{out}");
+    let waits: Vec<(u64, u64)> = st["waiting_for_topology"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["id"].as_u64().unwrap(), j["min_nodes"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(waits, vec![(u64::from(waiting), 18)], "{out}");
+    // Every free GPU is stranded: 20 free trays, and the only waiting job needs a whole rack.
+    assert_eq!(st["free_trays"], 20, "{out}");
+    assert_eq!(st["stranded_gpus"], 80, "{out}");
+}
+
+/// `--prometheus FILE` as root in a shared directory: a symlink planted at the temporary
+/// name status used to write through (`FILE` with the extension `prom.tmp`) is not followed,
+/// so the file it points at is unchanged; FILE gets the figures, readable by node_exporter.
+#[test]
+fn status_prometheus_file_never_follows_a_planted_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let (lab, _g) = Lab::claim();
+    let dir = lab.dir.join("var/jobs/textfile");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let prom = dir.join("nvl72.prom");
+    std::os::unix::fs::symlink(&victim, prom.with_extension("prom.tmp")).unwrap();
+    lab.run(&["nvl72", "status", "--prometheus", prom.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains("nvl72_rack_free_trays{rack=\"rack1\"} 18\n"),
+        "{text}"
+    );
+    let meta = std::fs::symlink_metadata(&prom).unwrap();
+    assert!(meta.file_type().is_file());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `nvl72 check` with the lab's own slurm.conf, gres.conf and topology.toml: clean. Then two
 /// broken copies of topology.toml: a tray in two racks (the plugin's own rule, reported with
 /// the plugin's `file:line: field: message`) and a rack of trays slurm.conf does not define

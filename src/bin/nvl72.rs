@@ -37,6 +37,8 @@ use topology_nvl72::sim::verdict::verdict;
 mod admin;
 #[path = "nvl72/calibrate.rs"]
 mod calibrate;
+#[path = "nvl72/output.rs"]
+mod output;
 #[path = "nvl72/replay.rs"]
 mod replay;
 #[path = "nvl72/workload.rs"]
@@ -280,7 +282,7 @@ fn read_policy(path: &Path) -> Result<Policy, String> {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    output::write_file(path, text)
 }
 
 /// Writes `value` as pretty JSON when `--json FILE` was given.

@@ -1,18 +1,45 @@
 //! Reads the live state with Slurm's client commands, as an admin on a login node would:
-//! `sinfo` for tray states and `scontrol -o show job` for running and waiting jobs.
+//! `sinfo` for tray states and `scontrol show job --json` for running and waiting jobs.
+//!
+//! Jobs are read as JSON, never from `scontrol`'s `Key=Value` text: a job's name, comment,
+//! wckey and other user text are printed there unquoted, so a comment such as
+//! `x JobState=PENDING NumNodes=18` would fake a field. In JSON every field is its own value.
+//!
+//! The fields read, with the text field each replaces (Slurm 24.11's data_parser v0.0.42 and
+//! 26.05's v0.0.45 name them alike; the numbers are `{"set", "infinite", "number"}` objects,
+//! plain numbers are accepted too):
+//!
+//! | JSON | text | use |
+//! |---|---|---|
+//! | `job_id` | `JobId` | the job |
+//! | `job_state` (a list: base state and flags; a string in older parsers) | `JobState` | [`shown_state`] |
+//! | `nodes` | `NodeList` | a running job's trays |
+//! | `node_count`, `max_nodes`, `job_size_str` | `NumNodes` | a waiting job's node count |
+//! | `cpus` | `NumCPUs` | demand: CPUs |
+//! | `tasks` | `NumTasks` | demand: tasks |
+//! | `tres_per_job`, `tres_per_task` | `TresPerJob`, `TresPerTask` | demand: GPUs |
+//! | `state_description`, else `state_reason` | `Reason` | why it waits |
+//! | `segment_size` (26.05; 24.11's job records have none) | `SegmentSize` (26.05) | `--segment` |
 
 use std::collections::BTreeMap;
 use std::process::Command;
+
+use serde::{Deserialize, Deserializer};
 
 use super::{Live, PendingJob, TrayState};
 use crate::demand::{gpus_in_tres, JobShape};
 use crate::hostlist;
 
+#[cfg(test)]
+mod tests;
+
 /// Runs the commands and parses their output.
 pub fn live() -> Result<Live, String> {
     let sinfo = run("sinfo", &["-h", "-N", "-o", "%N|%T"])?;
-    let jobs = run("scontrol", &["-o", "show", "job"])?;
-    Ok(parse(&sinfo, &jobs))
+    let jobs = run("scontrol", &["show", "job", "--json"]).map_err(|e| {
+        format!("{e} (nvl72 status reads jobs as JSON: Slurm needs its serializer/json plugin)")
+    })?;
+    parse(&sinfo, &jobs).map_err(|e| format!("scontrol show job --json: {e}"))
 }
 
 /// Why slurmctld's plugin switched rack placement off, from `scontrol show topology`'s first
@@ -37,8 +64,8 @@ fn run(cmd: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `sinfo -h -N -o "%N|%T"` and `scontrol -o show job` output into [`Live`].
-pub fn parse(sinfo: &str, jobs: &str) -> Live {
+/// `sinfo -h -N -o "%N|%T"` and `scontrol show job --json` output into [`Live`].
+pub fn parse(sinfo: &str, jobs: &str) -> Result<Live, String> {
     let mut trays: BTreeMap<String, TrayState> = BTreeMap::new();
     for line in sinfo.lines() {
         let Some((node, state)) = line.trim().split_once('|') else {
@@ -46,16 +73,17 @@ pub fn parse(sinfo: &str, jobs: &str) -> Live {
         };
         trays.insert(node.to_string(), tray_state(state));
     }
+    let jobs: Jobs = serde_json::from_str(jobs).map_err(|e| e.to_string())?;
     let mut pending = Vec::new();
-    for line in jobs.lines() {
-        let fields = fields(line);
-        let get = |k: &str| fields.get(k).map(String::as_str).unwrap_or("");
-        let Ok(id) = get("JobId").parse::<u32>() else {
+    for job in &jobs.jobs {
+        // scontrol skips a federation's duplicated sibling record (job id 0).
+        let id = job.job_id;
+        if id == 0 {
             continue;
-        };
-        match get("JobState") {
+        }
+        match shown_state(&job.job_state.0) {
             "RUNNING" | "COMPLETING" | "SUSPENDED" => {
-                for node in hostlist::expand(get("NodeList")).unwrap_or_default() {
+                for node in hostlist::expand(&job.nodes).unwrap_or_default() {
                     if let Some(TrayState::Busy(ids)) = trays.get_mut(&node) {
                         if !ids.contains(&id) {
                             ids.push(id);
@@ -63,44 +91,215 @@ pub fn parse(sinfo: &str, jobs: &str) -> Live {
                     }
                 }
             }
-            "PENDING" => pending.push(pending_job(id, &fields)),
+            "PENDING" => pending.push(pending_job(job)),
             _ => {}
         }
     }
-    Live { trays, pending }
+    Ok(Live { trays, pending })
 }
 
-fn pending_job(id: u32, fields: &BTreeMap<String, String>) -> PendingJob {
-    let get = |k: &str| fields.get(k).map(String::as_str).unwrap_or("");
-    let number = |k: &str| get(k).split('-').next().unwrap_or("").parse::<u32>().ok();
-    let tres = |k: &str| match get(k) {
-        "" | "(null)" | "N/A" => 0,
-        t => gpus_in_tres(t),
-    };
+fn pending_job(job: &Job) -> PendingJob {
     let shape = JobShape {
-        gpus_per_job: tres("TresPerJob"),
-        gpus_per_task: tres("TresPerTask"),
-        num_tasks: number("NumTasks").unwrap_or(0),
+        gpus_per_job: gpus_in_tres(&job.tres_per_job),
+        gpus_per_task: gpus_in_tres(&job.tres_per_task),
+        num_tasks: job.tasks.0.unwrap_or(0),
         ntasks_per_node: 0,
-        min_cpus: number("NumCPUs").unwrap_or(1),
+        min_cpus: job.cpus.0.unwrap_or(1),
     };
     PendingJob {
-        id,
-        min_nodes: number("NumNodes").unwrap_or(1).max(1) as usize,
-        segment: number("Segment").filter(|&s| s > 0).map(|s| s as usize),
+        id: job.job_id,
+        min_nodes: min_nodes(job).max(1) as usize,
+        segment: job.segment_size.0.filter(|&s| s > 0).map(|s| s as usize),
         demand: shape.demand(),
-        reason: get("Reason").to_string(),
+        reason: reason(job),
     }
 }
 
-/// `Key=Value` pairs of one `scontrol -o` line (values without spaces; the rest is ignored).
-/// Slurm 24.11 does not print a job's `--segment` there, so waiting segmented jobs are judged
-/// by their node count.
-fn fields(line: &str) -> BTreeMap<String, String> {
-    line.split_whitespace()
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+/// The fewest nodes a waiting job starts on: the smallest of `-N 2,4,8`'s sizes, else
+/// `node_count` (`-N`'s minimum), lowered to `max_nodes` when that is set and smaller (as
+/// `scontrol` prints `NumNodes`).
+fn min_nodes(job: &Job) -> u32 {
+    let sizes = job
+        .job_size_str
+        .0
+        .iter()
+        .filter_map(|s| first_number(s))
+        .min();
+    if let Some(smallest) = sizes {
+        return smallest;
+    }
+    let min = job.node_count.0.unwrap_or(1);
+    match job.max_nodes.0 {
+        Some(max) if max > 0 && max < min => max,
+        _ => min,
+    }
+}
+
+/// `2` of `2`, `2-8` or `2-8:2`.
+fn first_number(size: &str) -> Option<u32> {
+    size.split(['-', ':']).next()?.trim().parse().ok()
+}
+
+/// `Reason` as scontrol prints it: the description when there is one (its white space made
+/// `_`), else the reason code's name.
+fn reason(job: &Job) -> String {
+    if job.state_description.is_empty() {
+        job.state_reason.clone()
+    } else {
+        job.state_description
+            .chars()
+            .map(|c| if c.is_whitespace() { '_' } else { c })
+            .collect()
+    }
+}
+
+/// The one state `scontrol` shows for a job (`job_state_string`): the first of these flags
+/// the job has, else its base state. A job that runs while its nodes boot (`CONFIGURING`) or
+/// a waiting job being requeued (`REQUEUED`) is therefore neither running nor waiting here,
+/// as before.
+fn shown_state(states: &[String]) -> &'static str {
+    const FLAGS: [&str; 13] = [
+        "COMPLETING",
+        "STAGE_OUT",
+        "CONFIGURING",
+        "EXPEDITING",
+        "RESIZING",
+        "REQUEUED",
+        "REQUEUE_FED",
+        "REQUEUE_HOLD",
+        "SPECIAL_EXIT",
+        "STOPPED",
+        "REVOKED",
+        "RESV_DEL_HOLD",
+        "SIGNALING",
+    ];
+    const BASES: [&str; 12] = [
+        "PENDING",
+        "RUNNING",
+        "SUSPENDED",
+        "COMPLETED",
+        "CANCELLED",
+        "FAILED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "OUT_OF_MEMORY",
+    ];
+    let has = |s: &str| states.iter().any(|x| x == s);
+    FLAGS
+        .into_iter()
+        .chain(BASES)
+        .find(|s| has(s))
+        .unwrap_or("?")
+}
+
+/// `scontrol show job --json`: the job list (the rest is ignored).
+#[derive(Deserialize)]
+struct Jobs {
+    jobs: Vec<Job>,
+}
+
+/// The fields of one job that `nvl72 status` reads (table in the module doc).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Job {
+    job_id: u32,
+    job_state: States,
+    #[serde(deserialize_with = "text")]
+    nodes: String,
+    node_count: Number,
+    max_nodes: Number,
+    job_size_str: Sizes,
+    cpus: Number,
+    tasks: Number,
+    #[serde(deserialize_with = "text")]
+    tres_per_job: String,
+    #[serde(deserialize_with = "text")]
+    tres_per_task: String,
+    #[serde(deserialize_with = "text")]
+    state_reason: String,
+    #[serde(deserialize_with = "text")]
+    state_description: String,
+    segment_size: Number,
+}
+
+/// A string field; `null` is empty.
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+/// `job_state`: a list of names (data_parser v0.0.41 and later) or one name.
+#[derive(Default)]
+struct States(Vec<String>);
+
+impl<'de> Deserialize<'de> for States {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            List(Vec<String>),
+            One(String),
+        }
+        Ok(States(match Option::<Form>::deserialize(d)? {
+            Some(Form::List(v)) => v,
+            Some(Form::One(s)) => vec![s],
+            None => Vec::new(),
+        }))
+    }
+}
+
+/// `job_size_str`: a list of sizes, or one comma-separated string.
+#[derive(Default)]
+struct Sizes(Vec<String>);
+
+impl<'de> Deserialize<'de> for Sizes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let States(v) = States::deserialize(d)?;
+        Ok(Sizes(
+            v.iter()
+                .flat_map(|s| s.split(','))
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+        ))
+    }
+}
+
+/// A count: `{"set": true, "infinite": false, "number": 4}` or a plain number. Not set (Slurm's
+/// `NO_VAL`) or infinite is `None`.
+#[derive(Default)]
+struct Number(Option<u32>);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct NoVal {
+            #[serde(default = "yes")]
+            set: bool,
+            #[serde(default)]
+            infinite: bool,
+            #[serde(default)]
+            number: Option<u64>,
+        }
+        fn yes() -> bool {
+            true
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Plain(u64),
+            NoVal(NoVal),
+        }
+        let n = match Option::<Form>::deserialize(d)? {
+            Some(Form::Plain(n)) => Some(n),
+            Some(Form::NoVal(v)) if v.set && !v.infinite => v.number,
+            _ => None,
+        };
+        Ok(Number(n.and_then(|n| u32::try_from(n).ok())))
+    }
 }
 
 /// A `%T` state: `idle`, `allocated`, `mixed`, `drained`, `down*`, `idle+drain`, ...

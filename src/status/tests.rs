@@ -137,37 +137,6 @@ fn prometheus_text_format() {
     }
 }
 
-#[test]
-fn parses_sinfo_and_scontrol() {
-    let sinfo = "gb001|allocated\ngb002|mixed\ngb003|idle\ngb004|drained\ngb005|down*\n\
-                 gb006|idle+drain\ngb007|completing\ngb008|draining\ngb009|planned\n\
-                 gb010|reserved\n";
-    let jobs =
-        "JobId=5 JobName=wrap JobState=RUNNING Reason=None NodeList=gb[001-002] NumNodes=2\n\
-                JobId=6 JobState=RUNNING NodeList=gb002 NumNodes=1\n\
-                JobId=9 JobState=PENDING Reason=Resources NodeList=(null) NumNodes=1-1 NumCPUs=8 \
-                NumTasks=8 TresPerTask=cpu=1,gres/gpu=1\n\
-                JobId=10 JobState=PENDING Reason=Priority NumNodes=12 NumCPUs=12 Segment=4\n\
-                JobId=11 JobState=COMPLETED NodeList=gb003\n";
-    let l = gather::parse(sinfo, jobs);
-    assert_eq!(l.trays["gb001"], TrayState::Busy(vec![5]));
-    assert_eq!(l.trays["gb002"], TrayState::Busy(vec![5, 6]));
-    assert_eq!(l.trays["gb003"], TrayState::Free);
-    for n in ["gb004", "gb006", "gb008"] {
-        assert_eq!(l.trays[n], TrayState::Drained, "{n}");
-    }
-    assert_eq!(l.trays["gb005"], TrayState::Down);
-    assert_eq!(l.trays["gb007"], TrayState::Busy(vec![]));
-    assert_eq!(l.trays["gb009"], TrayState::Held);
-    assert_eq!(l.trays["gb010"], TrayState::Held);
-    assert_eq!(l.pending.len(), 2);
-    assert_eq!((l.pending[0].min_nodes, l.pending[0].demand.gpus), (1, 8));
-    assert_eq!(
-        (l.pending[1].min_nodes, l.pending[1].segment),
-        (12, Some(4))
-    );
-}
-
 fn segmented(id: u32, min_nodes: usize, segment: usize) -> PendingJob {
     PendingJob {
         segment: Some(segment),

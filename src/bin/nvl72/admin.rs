@@ -119,7 +119,7 @@ pub fn discover(a: &DiscoverArgs) -> Result<i32, String> {
     }
     let toml = found.to_toml().map_err(|e| e.to_string())?;
     match &a.output {
-        Some(path) => std::fs::write(path, toml).map_err(|e| format!("{}: {e}", path.display()))?,
+        Some(path) => crate::output::write_file(path, toml)?,
         None => print!("{toml}"),
     }
     let trays: usize = found.racks().iter().map(|r| r.nodes.len()).sum();
@@ -150,7 +150,7 @@ pub fn status(a: &StatusArgs) -> Result<(), String> {
             ..status::compute(&config, &live)
         };
         if let Some(path) = &a.prometheus {
-            write_atomically(path, &status::prometheus(&st))?;
+            crate::output::write_file(path, status::prometheus(&st))?;
         }
         let text = if a.json {
             serde_json::to_string_pretty(&st).map_err(|e| e.to_string())? + "\n"
@@ -169,11 +169,4 @@ pub fn status(a: &StatusArgs) -> Result<(), String> {
             }
         }
     }
-}
-
-/// node_exporter reads textfiles at any moment: write a temporary file, then rename it.
-fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let tmp = path.with_extension("prom.tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -161,7 +161,7 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
     print!("{}", table(&c, &settings, &same));
     if let Some(path) = &a.write {
         let json = serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?;
-        std::fs::write(path, json + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::output::write_file(path, json + "\n")?;
     }
     Ok(())
 }

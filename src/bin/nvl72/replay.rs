@@ -22,6 +22,8 @@ use clap::{Args, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use crate::output::write_file;
+
 use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
 use topology_nvl72::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
@@ -334,8 +336,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         describe_failures(&cfg.failures)
     );
     if let Some(path) = &a.plot {
-        std::fs::write(path, plot::svg(&all, &title))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        write_file(path, plot::svg(&all, &title))?;
     }
     let full = ReplayReport {
         workload: info,
@@ -357,9 +358,9 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         }),
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
-    std::fs::write(a.out.join("replay.json"), &json).map_err(|e| e.to_string())?;
+    write_file(&a.out.join("replay.json"), &json)?;
     if let Some(path) = &a.json {
-        std::fs::write(path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_file(path, &json)?;
     }
     Ok(())
 }
@@ -456,18 +457,16 @@ fn run_labs(
         if let Some(e) = ends {
             all_ends.push((lab.topo, e));
         }
-        std::fs::write(
-            a.out.join(format!("{}-slurmctld.log", lab.topo.name())),
+        write_file(
+            &a.out.join(format!("{}-slurmctld.log", lab.topo.name())),
             &log,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         // What the driver saw besides the log, to measure the run again later.
         let saved = serde_json::to_string(&observed).map_err(|e| e.to_string())?;
-        std::fs::write(
-            a.out.join(format!("{}-observed.json", lab.topo.name())),
+        write_file(
+            &a.out.join(format!("{}-observed.json", lab.topo.name())),
             saved,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let events = parse_log(&log)?;
         let (r, fid) = report(
             schedule,

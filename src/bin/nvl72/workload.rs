@@ -314,7 +314,7 @@ impl WorkloadArgs {
         }
         if let Some(path) = &self.save_stream {
             let text = serde_json::to_string_pretty(&jobs).map_err(|e| e.to_string())?;
-            std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            crate::output::write_file(path, text)?;
         }
         Ok((jobs, name, details))
     }
