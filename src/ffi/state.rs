@@ -170,10 +170,18 @@ pub fn save_node_order(names: &[&str]) {
     }
 }
 
-/// Writes `path` through a temporary file in the same directory and a rename.
+/// Writes `path` through a temporary file of an unpredictable name in the same directory
+/// (never a planted symlink) and a rename, mode 0644 as before.
 fn write_atomically(path: &std::path::Path, text: &str) {
-    let tmp = path.with_extension("new");
-    let result = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let result = tempfile::NamedTempFile::new_in(dir).and_then(|mut tmp| {
+        tmp.write_all(text.as_bytes())?;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        tmp.persist(path).map(drop).map_err(|e| e.error)
+    });
     if let Err(e) = result {
         log::warn!("cannot save {}: {e}", path.display());
     }
