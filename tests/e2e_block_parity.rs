@@ -217,6 +217,11 @@ fn segments_larger_than_a_rack_follow_the_series_rule() {
 /// rack1 is the odd trays of gb[001-036], rack2 the even ones). The plugin ranks the node
 /// table rack by rack (`generate_node_ranking`; 26.05 also asks `get_rank`). Without it the
 /// tasks follow node names: gb001, gb002, ...
+///
+/// The ranking follows the racks on a start without job state: once jobs may run, the node
+/// order is kept whatever the racks say (`node_order`, so that no running job's cores or GPUs
+/// move), so both restarts here clear slurmctld's state (`CLEAN=1`), as a site sets up its
+/// racks before its jobs.
 #[test]
 fn tasks_follow_the_racks_even_when_node_names_interleave_them() {
     let (lab, _g) = Lab::claim();
@@ -234,7 +239,7 @@ fn tasks_follow_the_racks_even_when_node_names_interleave_them() {
         text += &format!("\n[[rack]]\nname = \"{name}\"\nnodes = \"{nodes}\"\n");
     }
     std::fs::write(&toml, text).unwrap();
-    lab.restart_with(&[("TOPOLOGY_TOML", toml.to_str().unwrap())]);
+    lab.restart_with(&[("TOPOLOGY_TOML", toml.to_str().unwrap()), ("CLEAN", "1")]);
     let job = lab
         .sbatch(
             &["-N", "36", "--exclusive"],
@@ -243,7 +248,7 @@ fn tasks_follow_the_racks_even_when_node_names_interleave_them() {
         .unwrap();
     lab.wait_for("job end", || lab.state(job).is_empty());
     let out = lab.job_output(job);
-    lab.restart_with(&[]);
+    lab.restart_with(&[("CLEAN", "1")]);
     let mut tasks: Vec<(u32, String)> = out
         .lines()
         .filter_map(|l| l.split_once(':'))
