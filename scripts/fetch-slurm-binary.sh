@@ -24,7 +24,7 @@
 # Idempotent: once the marker matches the pin, it does nothing.
 #
 # Env: SLURM_PIN=26.05.5                   pin file under slurm-headers/pins/
-#      MIRROR=http://deb.debian.org/debian Debian archive (the pool path comes from the pin)
+#      MIRROR [this machine's apt sources] Debian archive (the pool path comes from the pin)
 # Needs: curl, sha256sum, ar, tar (+ xz/zstd for the data member) or dpkg-deb.
 # Root is not required.
 set -euo pipefail
@@ -46,7 +46,8 @@ for v in SLURM_VERSION SLURM_POOL SLURM_DEV_DEB SLURM_DEV_SHA256 SLURM_PLUGINS_D
          SLURM_PLUGINS_DEV_SHA256 SLURM_HELPER_ARCHIVE SLURM_HELPER_OBJECTS SLURM_TREE; do
     [ -n "${!v:-}" ] || die "$PIN lacks $v="
 done
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+. "$(dirname "${BASH_SOURCE[0]}")/apt-mirrors.sh"
+MIRROR=$(apt_mirror)
 CACHE=$HDR/cache
 SRC=$HDR/src
 OUT=$SRC/$SLURM_TREE

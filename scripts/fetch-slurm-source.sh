@@ -11,8 +11,8 @@
 # Only the orig tarball is downloaded (the .dsc and debian.tar.xz are not needed).
 # Idempotent: once slurm-headers/src/$SLURM_TREE is complete (marker file), it does nothing.
 #
-# Env: MIRROR=http://deb.debian.org/debian                     (Debian archive)
-#      SECURITY_MIRROR=http://deb.debian.org/debian-security
+# Env: MIRROR [this machine's apt sources]                      (Debian archive)
+#      SECURITY_MIRROR [this machine's apt sources, else MIRROR-security]
 #      SLURM_SRC=/path/to/slurm-x.y.z   use this tree instead: nothing is fetched, the path is
 #                                       checked and printed
 #      SLURM_PIN=24.11.5                 which slurm-headers/pins/ file (a debian-binary pin
@@ -29,8 +29,9 @@ PIN=$HDR/pins/${SLURM_PIN:-24.11.5}
 if [ "${SLURM_KIND:-debian-source}" = debian-binary ] && [ -z "${SLURM_SRC:-}" ]; then
     exec bash "$HERE/fetch-slurm-binary.sh"   # a release Debian ships only as binaries
 fi
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
-SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+. "$(dirname "${BASH_SOURCE[0]}")/apt-mirrors.sh"
+MIRROR=$(apt_mirror)
+SECURITY_MIRROR=$(apt_security_mirror)
 CACHE=$HDR/cache
 SRC=$HDR/src
 TREE=$SRC/$SLURM_TREE

@@ -109,7 +109,7 @@
 #   CHROOT_PACKAGES []        extra Debian packages to install in the chroot, e.g. valgrind, or
 #                             the libraries a SLURM_PREFIX installation links against
 #   MIRROR []                 Debian archive URL; default: from the host's apt sources
-#   SECURITY_MIRROR [http://deb.debian.org/debian-security]  (24.11 only; sid has none)
+#   SECURITY_MIRROR [from the host's apt sources]  (24.11 only; sid has none)
 #   CTLD_PORT [6817 | 6827], PORT0 [17000 | 18000] (gbNNN listens on PORT0+NNN),
 #   CPU_PORT0 [17900 | 18900]; SLURM_PREFIX: 25.05 6887, 19000, 19900; 25.11 6897, 28000,
 #   28900; 24.11 6907, 16000, 16900; 26.05 6927, 29000, 29900
@@ -118,6 +118,7 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"     # validates SLURM_SERIES, sets LAB
+. "$(dirname "${BASH_SOURCE[0]}")/apt-mirrors.sh"
 
 # The chroot's Slurm, per series.  The plugin is built against exactly this upstream version
 # (Slurm refuses plugins whose micro version differs); keep in sync with
@@ -182,7 +183,7 @@ BACKUP_CTLD=${BACKUP_CTLD:-0}
 CTLD_TIMEOUT=${CTLD_TIMEOUT:-$([ "$BACKUP_CTLD" = 1 ] && echo 6 || echo 120)}
 CHROOT_PACKAGES=${CHROOT_PACKAGES:-}
 MIRROR=${MIRROR:-}
-SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+SECURITY_MIRROR=${SECURITY_MIRROR:-}
 CTLD_PORT=${CTLD_PORT:-$DEF_CTLD_PORT}
 PORT0=${PORT0:-$DEF_PORT0}
 CPU_PORT0=${CPU_PORT0:-$DEF_CPU_PORT0}
@@ -296,26 +297,8 @@ lab_lock    # one lab-up/lab-down at a time per LAB
 
 # ------------------------------------------------------------------------------ 1. rootfs
 # Archive URIs from the host's apt sources: deb822 "URIs:" lines, then one-line "deb" entries.
-host_apt_uris() {
-    local f
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -r "$f" ] && awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -r "$f" ] && sed -n 's/^[[:space:]]*deb[[:space:]]\{1,\}\(\[[^]]*\][[:space:]]\{1,\}\)\{0,1\}\([^[:space:]]\{1,\}\).*/\2/p' "$f"
-    done
-    return 0
-}
-# The Debian archive: MIRROR, else a host URI ending in /debian, else the first non-security one.
-archive_url() {
-    if [ -z "$MIRROR" ]; then
-        local uris
-        uris=$(host_apt_uris | grep -E '^(https?|ftp|file)://' || true)
-        MIRROR=$({ grep -E '/debian/?$' <<<"$uris" || true; grep -v security <<<"$uris" || true; } | head -n 1)
-        [ -n "$MIRROR" ] || die "no Debian archive URI found in the host's apt sources; set MIRROR=<url>"
-    fi
-    echo "$MIRROR"
-}
+# The Debian archives: MIRROR / SECURITY_MIRROR, else this machine's apt sources (apt-mirrors.sh).
+archive_url() { apt_mirror || die "set MIRROR=<url>"; }
 
 ensure_debootstrap() {
     command -v debootstrap >/dev/null && return 0
@@ -337,7 +320,7 @@ install_slurm() {
     mirror=$(archive_url)
     if [ "$SUITE" = sid ]; then
         # sid has no -updates or -security suites.  Its Release file on a mirror may be past
-        # its Valid-Until (an expired sid Release was seen on deb.debian.org), so apt in this
+        # its Valid-Until (an expired sid Release was seen on Debian's main archive), so apt in this
         # chroot does not check it (CHROOT_PACKAGES, PACKAGE's dependencies included).
         echo "deb $mirror $SUITE main" > "$d/etc/apt/sources.list"
         echo 'Acquire::Check-Valid-Until "false";' > "$d/etc/apt/apt.conf.d/99nvl72-lab"
@@ -345,7 +328,7 @@ install_slurm() {
         cat > "$d/etc/apt/sources.list" <<EOF
 deb $mirror $SUITE main
 deb $mirror $SUITE-updates main
-deb $SECURITY_MIRROR $SUITE-security main
+deb $(apt_security_mirror) $SUITE-security main
 EOF
     fi
     printf '#!/bin/sh\nexit 101\n' > "$d/usr/sbin/policy-rc.d"; chmod +x "$d/usr/sbin/policy-rc.d"
