@@ -383,7 +383,8 @@ fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf], abi_header: 
         )
         .allowlist_function("core_array_or|slurm_xcalloc|slurm_xfree|slurm_xfree_ptr|slurm_xstrdup")
         .allowlist_function("slurm_packmem|slurm_unpackstr_xmalloc_chooser|slurm_hostlist_.*")
-        .allowlist_function("slurm_pack32|slurm_unpack32")
+        .allowlist_function("slurm_pack32|slurm_unpack32|slurm_init_buf|slurm_free_buf")
+        .allowlist_function("job_record_unpack|job_record_delete")
         .allowlist_function(
             "slurm_log_var|slurm_error|slurm_get_log_level|slurm_running_in_slurmctld",
         )

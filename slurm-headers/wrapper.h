@@ -43,6 +43,11 @@ enum nvl72_node_flag {
 	NVL72_NODE_STATE_COMPLETING = NODE_STATE_COMPLETING,
 };
 
+/* JOB_COMPLETING is a SLURM_BIT() flag too. */
+enum nvl72_job_flag {
+	NVL72_JOB_COMPLETING = JOB_COMPLETING,
+};
+
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
 /* run_in_daemon() takes a SLURM_BIT() mask (run_in_daemon.h). */
 enum nvl72_daemon {

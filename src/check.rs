@@ -116,6 +116,9 @@ pub struct CheckInput {
     /// The short hostname this runs on, to tell this controller's copy of the racks from the
     /// others' ([`controllers`]); [`CheckInput::new`] reads it.
     pub this_host: Option<String>,
+    /// The running slurmctld's jobs that hold trays, to refuse a file that takes one out of
+    /// the rack it runs in ([`crate::held_trays`]); `None` (the default) skips it.
+    pub held_jobs: Option<Vec<crate::held_trays::HeldJob>>,
 }
 
 impl CheckInput {
@@ -129,6 +132,7 @@ impl CheckInput {
             release: None,
             show_topology: None,
             this_host: config::last_good::this_host(),
+            held_jobs: None,
         }
     }
 }
@@ -266,6 +270,9 @@ pub fn check(input: &CheckInput) -> Report {
     if let (Some(c), Some(dir)) = (&config, &slurm.state_save_location) {
         let this_host = input.this_host.as_deref();
         controllers::compare(c, Path::new(dir), &slurm.controllers, this_host, &mut out);
+        if let (Some(l), Some(jobs)) = (&lines, &input.held_jobs) {
+            check_held_trays(c, l, Path::new(dir), jobs, &mut out);
+        }
     }
     if let Some(r) = &input.release {
         release::check(r, &input.slurm_conf, &slurm, &mut out);
@@ -288,6 +295,26 @@ fn is_toml(path: &Path) -> bool {
 }
 
 /// The plugin's error, word for word after `file:line: error: `.
+/// The racks in force are slurmctld's last good copy in StateSaveLocation; a file that takes
+/// a tray a running job holds out of its rack there would be refused by the reconfigure.
+fn check_held_trays(
+    config: &Config,
+    lines: &TopologyLines,
+    state_save: &Path,
+    jobs: &[crate::held_trays::HeldJob],
+    out: &mut Vec<Problem>,
+) {
+    let copy = state_save.join(config::last_good::FILE);
+    let Ok(text) = std::fs::read_to_string(&copy) else {
+        return; // no racks loaded yet, or StateSaveLocation is not readable here
+    };
+    if let Ok((in_force, _)) = config::last_good::parse(&text, &copy) {
+        if let Err(e) = crate::held_trays::refuse_moving_held(&in_force, config, jobs, lines) {
+            out.push(config_error(e));
+        }
+    }
+}
+
 fn config_error(e: ConfigError) -> Problem {
     let message = match &e.field {
         Some(field) => format!("{field}: {}", e.message),

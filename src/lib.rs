@@ -14,6 +14,7 @@ pub mod demand;
 pub mod discover;
 mod ffi;
 pub mod fragmentation;
+pub mod held_trays;
 pub mod hostlist;
 pub mod model;
 pub mod node_order;

@@ -124,6 +124,68 @@ fn a_restart_with_unknown_nodes_keeps_the_last_good_racks() {
     assert!(rack2.contains("Nodes=gb[019-036] Trays=18"), "{rack2}");
 }
 
+/// A running job holds gb017 and gb018 in rack1; the new file swaps gb018 with rack2's gb019.
+/// The job would run across two racks by the new file, so the reconfigure is refused (naming
+/// the line, the tray and the job), the racks stay, and the last good copy is unchanged. Free
+/// trays (gb001 and gb019) may swap while the job runs. topology/block has no such check: it applies any
+/// block edit (its placements are not tied to running jobs' blocks), so stock Slurm passes the
+/// first half only by refusing nothing.
+#[test]
+fn a_rack_edit_that_takes_a_held_tray_from_its_rack_is_refused() {
+    let (lab, _g) = Lab::claim();
+    let job = lab.submit(&["-w", "gb[017-018]", "-N2", "--exclusive"]);
+    lab.running_nodes(job);
+    let last_good = lab.state_file("topology_nvl72.last-good.toml");
+    let saved = std::fs::read_to_string(&last_good).unwrap();
+
+    let from = lab.ctld_log_len();
+    lab.write_racks(&[
+        ("rack1", "gb[001-017,019]"),
+        ("rack2", "gb[018,020-036]"),
+        ("rack3", "gb[037-054]"),
+        ("rack4", "gb[055-072]"),
+    ]);
+    let text = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
+    let line = 1 + text
+        .lines()
+        .position(|l| l.contains("gb[001-017,019]"))
+        .unwrap();
+    let check = lab.sl(&["nvl72", "check"]);
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "topology.toml:{line}: error: rack[1].nodes: 1 tray(s)"
+        )) && said.contains(&format!(
+            "rack1 (line {line}) loses gb018 held by job(s) {job}"
+        )),
+        "{said}"
+    );
+    let refused = !lab.reconfigure_until(from, "Resuming operation, reconfigure failed");
+    let log = lab.ctld_log_since(from);
+    let expected = format!(
+        "topology.toml:{line}: rack[1].nodes: 1 tray(s) that running jobs hold would leave the \
+         rack they run in: rack1 (line {line}) loses gb018 held by job(s) {job}"
+    );
+    assert!(log.contains(&expected), "expected {expected} in\n{log}");
+    assert!(refused, "scontrol reconfigure reported success");
+    let rack1 = lab.show_topology("rack1");
+    assert!(rack1.contains("Nodes=gb[001-018] Trays=18"), "{rack1}");
+    assert_eq!(std::fs::read_to_string(&last_good).unwrap(), saved);
+
+    let from = lab.ctld_log_len();
+    lab.write_racks(&[
+        ("rack1", "gb[002-019]"),
+        ("rack2", "gb[001,020-036]"),
+        ("rack3", "gb[037-054]"),
+        ("rack4", "gb[055-072]"),
+    ]);
+    assert!(lab.reconfigure_until(from, "topology/nvl72: 4 racks, 72 trays"));
+    let rack2 = lab.show_topology("rack2");
+    assert!(rack2.contains("Nodes=gb[001,020-036] Trays=18"), "{rack2}");
+    assert_eq!(lab.state(job), "RUNNING");
+}
+
 /// `PrivateData=nodes`: Slurm shows node state to operators only (`scontrol show node` is
 /// refused to other users). `scontrol show topology` listed every allocated and unavailable
 /// tray to everyone; the plugin is not told who asks, so with the setting it shows the racks'

@@ -240,7 +240,7 @@ _Static_assert(offsetof(job_details_t, num_tasks) == 300, "job_details_t.num_tas
 _Static_assert(offsetof(job_details_t, req_node_bitmap) == 392, "job_details_t.req_node_bitmap");
 _Static_assert(offsetof(job_details_t, segment_size) == 440, "job_details_t.segment_size");
 
-/* job_record_t: 16 used fields of 1296 bytes, sizeof 1296, align 8. */
+/* job_record_t: 17 used fields of 1296 bytes, sizeof 1296, align 8. */
 struct job_record {
 	char _pad0[24];
 	uint32_t magic;	/* @24 */
@@ -258,23 +258,25 @@ struct job_record {
 	uint32_t job_state;	/* @520 */
 	char _pad7[108];
 	char *network;	/* @632 */
-	char _pad8[24];
+	char _pad8[8];
+	char *nodes;	/* @648 */
+	char _pad9[8];
 	bitstr_t *node_bitmap;	/* @664 */
-	char _pad9[88];
+	char _pad10[88];
 	char *partition;	/* @760 */
-	char _pad10[16];
+	char _pad11[16];
 	part_record_t *part_ptr;	/* @784 */
-	char _pad11[240];
+	char _pad12[240];
 	uint16_t start_protocol_ver;	/* @1032 */
-	char _pad12[78];
+	char _pad13[78];
 	uint32_t time_limit;	/* @1112 */
-	char _pad13[4];
+	char _pad14[4];
 	dynamic_plugin_data_t *topo_jobinfo;	/* @1120 */
-	char _pad14[32];
+	char _pad15[32];
 	char *tres_per_job;	/* @1160 */
-	char _pad15[16];
+	char _pad16[16];
 	char *tres_per_task;	/* @1184 */
-	char _pad16[104];
+	char _pad17[104];
 };
 _Static_assert(sizeof(job_record_t) == 1296, "sizeof(job_record_t)");
 _Static_assert(_Alignof(job_record_t) == 8, "_Alignof(job_record_t)");
@@ -286,6 +288,7 @@ _Static_assert(offsetof(job_record_t, end_time) == 280, "job_record_t.end_time")
 _Static_assert(offsetof(job_record_t, job_id) == 456, "job_record_t.job_id");
 _Static_assert(offsetof(job_record_t, job_state) == 520, "job_record_t.job_state");
 _Static_assert(offsetof(job_record_t, network) == 632, "job_record_t.network");
+_Static_assert(offsetof(job_record_t, nodes) == 648, "job_record_t.nodes");
 _Static_assert(offsetof(job_record_t, node_bitmap) == 664, "job_record_t.node_bitmap");
 _Static_assert(offsetof(job_record_t, partition) == 760, "job_record_t.partition");
 _Static_assert(offsetof(job_record_t, part_ptr) == 784, "job_record_t.part_ptr");
@@ -414,6 +417,10 @@ extern char *slurm_xstrdup(const char *str);
 extern void slurm_xfree_ptr(void *ptr);
 extern void slurm_packmem(void *valp, uint32_t size_val, buf_t *buffer);
 extern void slurm_pack32(uint32_t val, buf_t *buffer);
+extern buf_t *slurm_init_buf(uint32_t size);
+extern void slurm_free_buf(buf_t *my_buf);
+extern int job_record_unpack(job_record_t **out, int tres_cnt, buf_t *buffer, uint16_t protocol_version);
+extern void job_record_delete(void *job_entry);
 extern int slurm_unpack32(uint32_t *valp, buf_t *buffer);
 extern int slurm_unpackstr_xmalloc_chooser(char **valp, uint32_t *size_valp, buf_t *buffer);
 extern void slurm_log_var(const log_level_t level, const char *fmt, ...);

@@ -14,6 +14,7 @@ fn run(topology: &str, slurm_conf: &str) -> Report {
         release: None,
         show_topology: None,
         this_host: None,
+        held_jobs: None,
     })
 }
 

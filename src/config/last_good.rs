@@ -28,6 +28,9 @@ const POLICY_KEYS: &[&str] = &[
 ];
 const RACK_KEYS: &[&str] = &["name", "nodes", "clique", "group"];
 
+/// The shared last good copy in StateSaveLocation: the racks slurmctld has in force.
+pub const FILE: &str = "topology_nvl72.last-good.toml";
+
 /// The copy a controller named `host` keeps of the racks it loaded last, beside the shared
 /// last good copy (`nvl72 check` compares them with a file: `check::controllers`).
 pub fn loaded_by_file(host: &str) -> String {

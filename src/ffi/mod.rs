@@ -45,6 +45,8 @@ mod ops;
 #[allow(unsafe_code)]
 mod restore;
 #[allow(unsafe_code)]
+mod saved_jobs;
+#[allow(unsafe_code)]
 mod slurm;
 mod state;
 #[allow(unsafe_code)]

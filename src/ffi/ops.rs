@@ -27,7 +27,8 @@ pub fn fini(_: &Call) -> Result<(), PluginError> {
 static LOADED_BEFORE: AtomicBool = AtomicBool::new(false);
 
 /// Reads the racks. Slurm ignores the return value, so a file that must be refused (broken,
-/// or in slurmctld naming nodes slurm.conf does not define) is handled here, by the role of
+/// or in slurmctld naming nodes slurm.conf does not define or taking trays that running jobs
+/// hold out of their rack) is handled here, by the role of
 /// the process (`reload`): a reconfigure child exits and its parent keeps its racks; any
 /// other slurmctld load uses the last good copy from StateSaveLocation (with none, it refuses
 /// to start, as Slurm does for a broken topology.conf); slurmd and the clients carry on
@@ -46,7 +47,9 @@ pub fn build_config(_: &Call) -> Result<(), PluginError> {
         !LOADED_BEFORE.swap(true, Ordering::Relaxed),
     );
     let file = state::read_config().and_then(|config| match in_ctld {
-        true => state::refuse_unknown_nodes(&config).map(|()| config),
+        true => state::refuse_unknown_nodes(&config)
+            .and_then(|()| state::refuse_moving_held(&config))
+            .map(|()| config),
         false => Ok(config),
     });
     let config = match (file, on_refusal(role)) {

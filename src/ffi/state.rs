@@ -74,6 +74,30 @@ pub fn refuse_unknown_nodes(config: &Config) -> Result<(), ConfigError> {
     crate::model::refuse_unknown(config, &unknown, &lines)
 }
 
+/// slurmctld refuses a file that takes a tray running jobs hold out of the rack it is in
+/// (`held_trays`), against the last good racks (the ones in force) and the jobs slurmctld is
+/// about to recover. Saved jobs that cannot be read are reported and the edit is let through,
+/// as before this check existed.
+pub fn refuse_moving_held(config: &Config) -> Result<(), ConfigError> {
+    let Some(Ok(old)) = load_last_good() else {
+        return Ok(());
+    };
+    let jobs = match super::saved_jobs::held_jobs() {
+        Ok(Some(jobs)) => jobs,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            log::warn!(
+                "cannot read the saved jobs ({e}); this load does not check that running jobs \
+                 keep their racks"
+            );
+            return Ok(());
+        }
+    };
+    let is_toml = config.source.extension().is_some_and(|e| e == "toml");
+    let lines = TopologyLines::read(&config.source, is_toml);
+    crate::held_trays::refuse_moving_held(&old, config, &jobs, &lines)
+}
+
 /// Resolves `config` against the node table and builds the bitmaps. Unknown names (a last
 /// good copy from before slurm.conf lost those nodes, or slurmd) are left out with a warning.
 pub fn resolve(config: &Config) -> Loaded {
@@ -134,7 +158,7 @@ pub fn read_config() -> Result<Config, ConfigError> {
     crate::config::load_dir(&slurm::config_dir())
 }
 
-const LAST_GOOD: &str = "topology_nvl72.last-good.toml";
+const LAST_GOOD: &str = crate::config::last_good::FILE;
 const NODE_ORDER: &str = "topology_nvl72.node-order";
 
 /// The node order saved in StateSaveLocation, while that also holds slurmctld's job state

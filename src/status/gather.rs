@@ -42,6 +42,33 @@ pub fn live() -> Result<Live, String> {
     parse(&sinfo, &jobs).map_err(|e| format!("scontrol show job --json: {e}"))
 }
 
+/// The running jobs that hold trays (running, suspended or completing), for `nvl72 check`;
+/// `None` when slurmctld cannot be asked.
+pub fn held_jobs() -> Option<Vec<crate::held_trays::HeldJob>> {
+    let jobs = run("scontrol", &["show", "job", "--json"]).ok()?;
+    held_jobs_in(&jobs).ok()
+}
+
+/// `scontrol show job --json` output into the jobs that hold trays.
+pub fn held_jobs_in(jobs: &str) -> Result<Vec<crate::held_trays::HeldJob>, String> {
+    let jobs: Jobs = serde_json::from_str(jobs).map_err(|e| e.to_string())?;
+    Ok(jobs
+        .jobs
+        .iter()
+        .filter(|j| j.job_id != 0)
+        .filter(|j| {
+            matches!(
+                shown_state(&j.job_state.0),
+                "RUNNING" | "COMPLETING" | "SUSPENDED"
+            )
+        })
+        .map(|j| crate::held_trays::HeldJob {
+            id: j.job_id,
+            trays: hostlist::expand(&j.nodes).unwrap_or_default(),
+        })
+        .collect())
+}
+
 /// Why slurmctld's plugin switched rack placement off, from `scontrol show topology`'s first
 /// line; `None` when placement is on or scontrol cannot say.
 pub fn placement_off() -> Option<String> {

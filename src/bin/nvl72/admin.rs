@@ -63,6 +63,7 @@ pub fn check(a: &CheckArgs) -> Result<i32, String> {
         scontrol: release::ask_scontrol(),
     });
     input.show_topology = release::ask_show_topology();
+    input.held_jobs = topology_nvl72::status::gather::held_jobs();
     let report = check::check(&input);
     print!("{}", report.render());
     eprintln!("{}", report.summary());

@@ -361,3 +361,15 @@ fn counts_sizes_and_reasons_in_every_form() {
     assert!(parse("", "JobId=1 JobState=PENDING").is_err());
     assert!(parse("", r#"{"errors": []}"#).is_err());
 }
+
+/// `nvl72 check`'s view of the same jobs: those that hold trays, with every tray.
+#[test]
+fn held_jobs_are_the_running_ones_with_their_trays() {
+    for series in SERIES {
+        let held = held_jobs_in(&fixture(series, "honest", "json")).unwrap();
+        let job2 = held.iter().find(|j| j.id == 2).expect("job 2 runs");
+        assert_eq!(job2.trays, ["gb001", "gb002", "gb003", "gb004"], "{series}");
+        let ids: Vec<u32> = held.iter().map(|j| j.id).collect();
+        assert!(!ids.contains(&1) && !ids.contains(&6), "{series}: {ids:?}");
+    }
+}
