@@ -22,13 +22,39 @@ pub struct Loaded {
     pub group_bitmaps: Vec<(String, Bitmap)>,
     /// Rack of each configured node name (for get_node_addr, which gets names).
     pub rack_by_name: HashMap<String, usize>,
+    /// The racks as read, to resolve them again when a dynamic node goes.
+    pub config: Config,
+    /// Dynamic nodes in racks, with their index: a deleted one's index can be given to the
+    /// next node created, which must not inherit its rack (see [`current`]).
+    pub dynamic: Vec<(usize, String)>,
 }
 
 static STATE: Lazy<RwLock<Option<Arc<Loaded>>>> = Lazy::new(|| RwLock::new(None));
 /// Tables replaced by a rebuild stay alive: Slurm may still hold a `get_bitmap` pointer.
 static RETIRED: Lazy<Mutex<Vec<Arc<Loaded>>>> = Lazy::new(|| Mutex::new(Vec::new()));
 
+/// The rack table in force. Racks are resolved by name at each load; a dynamic node in a rack
+/// that was deleted since (its index now empty or another node's) leaves its rack here, on the
+/// first call after, so that a node created in its place never inherits the rack. Static
+/// nodes cannot be deleted, so with no dynamic node in a rack this costs nothing.
 pub fn current() -> Option<Arc<Loaded>> {
+    let st = STATE.read().clone()?;
+    let gone: Vec<&(usize, String)> = st
+        .dynamic
+        .iter()
+        .filter(|(i, name)| !slurm::node_named(*i, name))
+        .collect();
+    if gone.is_empty() {
+        return Some(st);
+    }
+    let names: Vec<&str> = gone.iter().map(|(_, n)| n.as_str()).collect();
+    log::info!(
+        "dynamic node(s) {} deleted: they leave their racks until they exist again and \
+         `scontrol reconfigure` reads the racks",
+        crate::hostlist::compress(&names)
+    );
+    let fresh = resolve_quietly(&st.config);
+    install(fresh);
     STATE.read().clone()
 }
 
@@ -101,6 +127,27 @@ pub fn refuse_moving_held(config: &Config) -> Result<(), ConfigError> {
 /// Resolves `config` against the node table and builds the bitmaps. Unknown names (a last
 /// good copy from before slurm.conf lost those nodes, or slurmd) are left out with a warning.
 pub fn resolve(config: &Config) -> Loaded {
+    let loaded = resolve_quietly(config);
+    let missing: Vec<&str> = config
+        .racks
+        .iter()
+        .flat_map(|r| r.nodes.iter())
+        .filter(|n| !loaded.rack_by_name.contains_key(n.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        log::warn!(
+            "{}: {} node(s) listed in racks are not in slurm.conf and are ignored: {}",
+            config.source.display(),
+            missing.len(),
+            crate::hostlist::compress(&missing)
+        );
+    }
+    loaded
+}
+
+/// [`resolve`] without the warning (a deleted dynamic node is expected to be missing).
+fn resolve_quietly(config: &Config) -> Loaded {
     let by_name = node_index_by_name();
     let count = slurm::node_count();
     let (mut topo, unknown) = Topology::resolve(config, count, |n| by_name.get(n).copied());
@@ -113,15 +160,7 @@ pub fn resolve(config: &Config) -> Loaded {
     {
         topo.full_tray.cpus = cpus;
     }
-    if !unknown.is_empty() {
-        let names: Vec<&str> = unknown.iter().map(|u| u.node.as_str()).collect();
-        log::warn!(
-            "{}: {} node(s) listed in racks are not in slurm.conf and are ignored: {}",
-            config.source.display(),
-            unknown.len(),
-            crate::hostlist::compress(&names)
-        );
-    }
+    drop(unknown); // named by `resolve`
     let rack_bitmaps: Vec<Bitmap> = topo
         .racks
         .iter()
@@ -144,12 +183,21 @@ pub fn resolve(config: &Config) -> Loaded {
         .enumerate()
         .flat_map(|(d, dom)| dom.node_names.iter().map(move |n| (n.clone(), d)))
         .collect();
+    let dynamic = topo
+        .racks
+        .iter()
+        .flat_map(|d| d.nodes.iter().zip(&d.node_names))
+        .filter(|(&n, _)| slurm::node_state(n).is_some_and(slurm::state_dynamic))
+        .map(|(&n, name)| (n, name.clone()))
+        .collect();
     Loaded {
         topo,
         rack_nodes,
         rack_bitmaps,
         group_bitmaps,
         rack_by_name,
+        config: config.clone(),
+        dynamic,
     }
 }
 

@@ -134,6 +134,22 @@ pub fn node_names(indices: &[usize]) -> String {
 }
 
 /// DOWN, DRAIN, FAIL, or not responding: the tray is not healthy capacity.
+/// A node made by `scontrol create node` or `slurmd -Z`: only such nodes can be deleted, so
+/// only their index can later hold another node.
+pub fn state_dynamic(state: u32) -> bool {
+    state & b::nvl72_node_flag_NVL72_NODE_STATE_DYNAMIC_NORM != 0
+}
+
+/// Whether the node at `index` exists and is named `name` (no copy: checked on every call
+/// for the few dynamic trays in racks).
+pub fn node_named(index: usize, name: &str) -> bool {
+    // SAFETY: `record` returns live node records; `name` is NULL or NUL-terminated.
+    record(index).is_some_and(|rec| unsafe {
+        let n = (*rec).name;
+        !n.is_null() && CStr::from_ptr(n).to_bytes() == name.as_bytes()
+    })
+}
+
 pub fn state_unavailable(state: u32) -> bool {
     let base = state & b::NODE_STATE_BASE;
     base == b::node_states_NODE_STATE_DOWN
