@@ -57,9 +57,18 @@ series_build() {
 # (`nvl72 check --plugin`, tests/e2e_admin.rs), and the 26.05 suite upgrades from the 24.11
 # package (tests/e2e_upgrade.rs). Each package is copied to target/packages/, as cargo-deb
 # empties target/debian when it builds another variant.
+# The test-only fault-injection build (tests/e2e_faults.rs) comes first, in the series' own
+# target dir, and is copied aside: package.sh's plain build is then the last build of the
+# library in that profile, and `cargo test` finds it and nvl72 up to date (Cargo.toml gives
+# the normal dependencies the features the dev-dependencies turn on), instead of compiling
+# the library twice more (a plain rebuild, then the test build) and nvl72 again.
 mkdir -p target/packages
 for series in ${TEST_SERIES-24.11 26.05}; do
     series_build "$series"
+    echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
+    SLURM_PIN=$pin SLURM_SERIES=$series cargo build --profile "$profile" --lib --features fault-injection
+    mkdir -p "target/fault-injection/$profile"
+    cp "$so" "target/fault-injection/$profile/libtopology_nvl72.so"
     echo "== Slurm $series: build for $pin (and the Debian package the lab installs)"
     deb=$(SLURM_PIN=$pin SLURM_SERIES=$series bash scripts/package.sh | tail -1)
     cp "$deb" "target/packages/topology-nvl72-$pin.deb"
@@ -82,13 +91,7 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     echo "== Slurm $series: clippy, warnings denied"
     lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
     export PACKAGE="$REPO/target/packages/topology-nvl72-$pin.deb"
-    echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
-    # In the series' own target dir (its dependencies are built already; a target dir of its
-    # own rebuilt them all, minutes per series), copied aside, then the plain plugin back.
-    cargo build --profile "$profile" --lib --features fault-injection
-    mkdir -p "target/fault-injection/$profile"
-    cp "$so" "target/fault-injection/$profile/libtopology_nvl72.so"
-    cargo build --profile "$profile" --lib
+    # Built with the package, before the first lab.
     export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/$profile/libtopology_nvl72.so"
     echo "== Slurm $series: lab (fresh logs)"
     started+=("$series")
