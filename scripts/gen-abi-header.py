@@ -169,6 +169,7 @@ STRUCTS = [
     dict(typedef="job_details_t", tag=None, full=False, src="src/common/job_record.h",
          fields=[
         ("magic", "uint32_t {}"),
+        ("contiguous", "uint16_t {}"),
         ("max_nodes", "uint32_t {}"),
         ("min_cpus", "uint32_t {}"),
         ("min_nodes", "uint32_t {}"),

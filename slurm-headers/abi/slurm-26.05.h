@@ -210,28 +210,31 @@ _Static_assert(offsetof(topology_ctx_t, plugin) == 32, "topology_ctx_t.plugin");
 _Static_assert(offsetof(topology_ctx_t, topo_conf) == 40, "topology_ctx_t.topo_conf");
 _Static_assert(offsetof(topology_ctx_t, plugin_ctx) == 48, "topology_ctx_t.plugin_ctx");
 
-/* job_details_t: 8 used fields of 560 bytes, sizeof 560, align 8. */
+/* job_details_t: 9 used fields of 560 bytes, sizeof 560, align 8. */
 typedef struct {
 	uint32_t magic;	/* @0 */
-	char _pad0[236];
+	char _pad0[60];
+	uint16_t contiguous;	/* @64 */
+	char _pad1[174];
 	uint32_t max_nodes;	/* @240 */
-	char _pad1[28];
+	char _pad2[28];
 	uint32_t min_cpus;	/* @272 */
-	char _pad2[12];
+	char _pad3[12];
 	uint32_t min_nodes;	/* @288 */
-	char _pad3[4];
+	char _pad4[4];
 	uint16_t ntasks_per_node;	/* @296 */
-	char _pad4[2];
+	char _pad5[2];
 	uint32_t num_tasks;	/* @300 */
-	char _pad5[88];
+	char _pad6[88];
 	bitstr_t *req_node_bitmap;	/* @392 */
-	char _pad6[40];
+	char _pad7[40];
 	uint16_t segment_size;	/* @440 */
-	char _pad7[118];
+	char _pad8[118];
 } job_details_t;
 _Static_assert(sizeof(job_details_t) == 560, "sizeof(job_details_t)");
 _Static_assert(_Alignof(job_details_t) == 8, "_Alignof(job_details_t)");
 _Static_assert(offsetof(job_details_t, magic) == 0, "job_details_t.magic");
+_Static_assert(offsetof(job_details_t, contiguous) == 64, "job_details_t.contiguous");
 _Static_assert(offsetof(job_details_t, max_nodes) == 240, "job_details_t.max_nodes");
 _Static_assert(offsetof(job_details_t, min_cpus) == 272, "job_details_t.min_cpus");
 _Static_assert(offsetof(job_details_t, min_nodes) == 288, "job_details_t.min_nodes");

@@ -11,9 +11,12 @@
 //!    Slurm accepts wins; otherwise `restore::Attempt` puts back what the try lowered and the
 //!    next set is tried.
 
+use std::collections::BTreeSet;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use super::bindings as b;
 use super::end_times;
@@ -37,6 +40,34 @@ static EVAL: AtomicU64 = AtomicU64::new(0);
 static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Whether the job of that evaluation has `--segment` (26.05 names the reason after it).
 static NOT_NOW_SEGMENT: AtomicBool = AtomicBool::new(false);
+
+/// The node sets Slurm's own selection refused in one `topology_p_eval_nodes` call (`EVAL`),
+/// with the `first_pass` they were tried in. After a refusal 26.05's retry loop
+/// (`common_topo_choose_nodes`) drops one node and calls back, once per dropped node, and
+/// before each call it restores `node_map`, `max_nodes` and the cores; our attempt restores
+/// the rest. So a set already refused in the same call and pass fails again and is skipped.
+/// Without this a job the racks fit but Slurm refuses on every rack (`--contiguous` on
+/// fragmented racks) cost free trays × racks selections under the scheduler's write locks.
+static REFUSED: Mutex<Refused> = Mutex::new(Refused {
+    eval: u64::MAX,
+    sets: BTreeSet::new(),
+});
+
+struct Refused {
+    eval: u64,
+    sets: BTreeSet<(bool, Vec<usize>)>,
+}
+
+impl Refused {
+    /// Forgets the sets of earlier calls (their free cores and trays differ).
+    fn of_call(&mut self, eval: u64) -> &mut Self {
+        if self.eval != eval {
+            self.eval = eval;
+            self.sets.clear();
+        }
+        self
+    }
+}
 
 /// `topology_p_eval_nodes`.
 ///
@@ -210,6 +241,21 @@ fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, topo: &Topology) -> C
     }
 }
 
+/// The longest run of consecutive node indices in `map`.
+fn longest_run(map: BitmapRef<'_>) -> usize {
+    let (mut best, mut run, mut last) = (0, 0, None);
+    for n in map.ones() {
+        run = if last.is_some_and(|l: usize| l + 1 == n) {
+            run + 1
+        } else {
+            1
+        };
+        best = best.max(run);
+        last = Some(n);
+    }
+    best
+}
+
 /// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.
 fn tray(node: usize, offered: bool, res: Option<(u16, u16)>) -> Tray {
     let state = slurm::node_state(node).unwrap_or(0);
@@ -254,6 +300,16 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     let (Some(node_map), Some(job)) = (te.node_map(call), te.job(call)) else {
         return Err(PluginError::Error);
     };
+    if job.details().is_some_and(|d| d.contiguous())
+        && longest_run(node_map) < te.min_nodes().max(1) as usize
+    {
+        // `--contiguous` takes one run of consecutive nodes; Slurm's selection refuses any
+        // other offer, and its retry loop only ever shrinks the map. Without this a job no
+        // run fits was offered every rack once per dropped node (docs/real-slurm-cost.md).
+        NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+        NOT_NOW_SEGMENT.store(false, Ordering::Relaxed);
+        return Err(restore::report(te, Failure::NoRoom { segment: false }));
+    }
     let (mut req, shape) = job_request(call, te, job);
     let mut view = offered_view(te, node_map, &st.topo);
     if st.topo.policy.end_time != EndTime::Off {
@@ -284,8 +340,19 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
         }
     };
     let offer = Offer::take(call, te).ok_or(PluginError::Error)?;
+    let (eval, first_pass) = (EVAL.load(Ordering::Relaxed), te.first_pass());
+    let mut skipped = 0;
     for i in 0..alternatives.len() {
         let alt = alternatives.placement(i);
+        let key = (first_pass, alt.nodes);
+        if REFUSED.lock().of_call(eval).sets.contains(&key) {
+            skipped += 1;
+            continue;
+        }
+        let alt = Placement {
+            nodes: key.1,
+            ..alt
+        };
         // Dropping the attempt restores what a failed try lowered (and, on every path,
         // our callback), before the next choice or our return.
         let attempt = offer.attempt(&alt.nodes);
@@ -295,9 +362,10 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
             log_decision(st, job, &req, &shape, &alternatives, (i, &alt));
             return Ok(());
         }
+        REFUSED.lock().sets.insert((first_pass, alt.nodes));
     }
     log::debug!(
-        "JobId={}: none of {} rack choices satisfies CPUs/GRES",
+        "JobId={}: none of {} rack choices satisfies CPUs/GRES ({skipped} refused before)",
         job.id(),
         alternatives.len()
     );

@@ -132,6 +132,11 @@ impl<'c> Details<'c> {
         self.record().segment_size
     }
 
+    /// `--contiguous`: the nodes must be consecutive in slurmctld's node table.
+    pub fn contiguous(self) -> bool {
+        self.record().contiguous != 0
+    }
+
     /// `-w` nodes.
     pub fn required(self, call: &Call<'c>) -> Option<BitmapRef<'c>> {
         // SAFETY: NULL or a valid bitmap of the live record, for `'c` (Job's contract).

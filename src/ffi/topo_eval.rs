@@ -65,8 +65,8 @@ impl<'c> TopoEval<'c> {
         self.get().max_nodes
     }
 
-    /// 26.05: the first pass of Slurm's retry loop (the only one allowed a permanent error).
-    #[cfg(slurm_eval_action)]
+    /// The first pass of Slurm's retry loop (on 26.05 the only one allowed a permanent
+    /// error; in every series it filters GRES differently).
     pub fn first_pass(self) -> bool {
         self.get().first_pass
     }
