@@ -4,7 +4,7 @@
 # other tray is taken by one job, so no two free trays are adjacent, then JOBS jobs
 # `-N 2 --contiguous --exclusive --gres=gpu:4` wait for ever. On 26.05 Slurm's retry loop
 # (common_topo_choose_nodes) calls the plugin again after each refusal, one dropped node at a
-# time. Measured per plugin build, one after the other in the same lab, over WINDOW seconds:
+# time (JOB_ARGS changes the jobs). Measured per plugin build, one after the other in the same lab, over WINDOW seconds:
 #   main_cpu_s   CPU of slurmctld's sched_agent thread (the main scheduler)
 #   bf_cpu_s     CPU of its bckfl thread (backfill)
 #   main_max_ms  sdiag schedule_cycle_max (the longest main scheduling pass, write locks held)
@@ -16,6 +16,8 @@
 #     SLURM_SERIES=26.05 bash scripts/retry-cost.sh
 # Env [defaults]: PLUGINS (name=path ..., required; `block` alone means topology/block),
 #   RACKS [278], JOBS [50], WINDOW [120], SLURM_SERIES [26.05],
+#   JOB_ARGS ["-N 2 --contiguous"] (the waiting jobs' shape; "-N 10" waits too, as no rack
+#   has 10 free trays, but for a reason the plugin sees: the baseline of an ordinary wait),
 #   LAB [/var/tmp/nvl72-retry-cost-<series>], CTLD_PORT [6897], KEEP [0] (1: leave the lab up)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,6 +28,7 @@ WINDOW=${WINDOW:-120}
 LAB=${LAB:-/var/tmp/nvl72-retry-cost-$SLURM_SERIES}
 CTLD_PORT=${CTLD_PORT:-6897}
 KEEP=${KEEP:-0}
+JOB_ARGS=${JOB_ARGS:--N 2 --contiguous}
 PLUGINS=${PLUGINS:?set PLUGINS=\"name=path.so ...\" (or block)}
 export LAB
 
@@ -75,7 +78,8 @@ for entry in $PLUGINS; do
     # A slurmctld that holds its locks for long makes sbatch time out: counted, not fatal.
     failed=0
     for _ in $(seq "$JOBS"); do
-        sl sbatch -Q -N 2 --contiguous --exclusive --gres=gpu:4 -t 10 -o /dev/null \
+        # shellcheck disable=SC2086  # JOB_ARGS is a list of options
+        sl sbatch -Q $JOB_ARGS --exclusive --gres=gpu:4 -t 10 -o /dev/null \
             --wrap 'sleep 60' >/dev/null 2>&1 || failed=$((failed + 1))
     done
     sleep "$WINDOW"
