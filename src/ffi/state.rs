@@ -150,7 +150,8 @@ pub fn resolve(config: &Config) -> Loaded {
 fn resolve_quietly(config: &Config) -> Loaded {
     let by_name = node_index_by_name();
     let count = slurm::node_count();
-    let (mut topo, unknown) = Topology::resolve(config, count, |n| by_name.get(n).copied());
+    // Names that resolve to no node are left out; `resolve` names them.
+    let (mut topo, _) = Topology::resolve(config, count, |n| by_name.get(n).copied());
     topo.block_25_11_segments = cfg!(slurm_jobinfo);
     // A whole tray's CPUs, for "does this job fit one rack" on jobs sized by CPUs.
     if let Some(cpus) = (0..count)
@@ -160,7 +161,6 @@ fn resolve_quietly(config: &Config) -> Loaded {
     {
         topo.full_tray.cpus = cpus;
     }
-    drop(unknown); // named by `resolve`
     let rack_bitmaps: Vec<Bitmap> = topo
         .racks
         .iter()
