@@ -134,18 +134,24 @@ pub unsafe fn unpack(
     if out.is_null() || buffer.is_null() {
         return Err(PluginError::Error);
     }
+    // Reported once, when slurmctld reads the job (not when the plugin reads ahead of it).
+    let report = !super::saved_jobs::reading();
     // SAFETY: per the function contract.
     let Some(bytes) = (unsafe { take_framed(&mut *buffer) }) else {
-        log::error!("job state: saved NVLink pieces are not in Slurm's frame; not read");
+        if report {
+            log::error!("job state: saved NVLink pieces are not in Slurm's frame; not read");
+        }
         return Err(PluginError::Error);
     };
     let data = match saved_pieces::decode(&bytes) {
         Ok(pieces) => Box::into_raw(Box::new(JobInfo::new(pieces))).cast(),
         Err(why) => {
-            log::error!(
-                "job state: saved NVLink pieces of a job refused ({why}); the job keeps its \
-                 nodes, with one IMEX channel for the whole job"
-            );
+            if report {
+                log::error!(
+                    "job state: saved NVLink pieces of a job refused ({why}); the job keeps \
+                     its nodes, with one IMEX channel for the whole job"
+                );
+            }
             slurm::null()
         }
     };

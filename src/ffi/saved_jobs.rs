@@ -20,6 +20,19 @@ const JOB_STATE_VERSION: &str = "PROTOCOL_VERSION";
 /// pack.c refuses buffers larger than this (`MAX_BUF_SIZE`) with `fatal_abort`.
 const MAX_BUF_SIZE: usize = 0xffff_0000;
 
+thread_local! {
+    /// Set while this module reads the job state: our own job data reader (`jobinfo`) then
+    /// stays quiet, so that a damaged record is reported once, when slurmctld reads it.
+    static READING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is reading the job state ahead of slurmctld ([`held_jobs`]). Only
+/// the job data reader of 25.11 and later asks.
+#[cfg(slurm_jobinfo)]
+pub fn reading() -> bool {
+    READING.with(std::cell::Cell::get)
+}
+
 /// The jobs in slurmctld's saved job state that hold trays (running, suspended, or
 /// completing), or `Ok(None)` when there is no saved job state (a clean start).
 pub fn held_jobs() -> Result<Option<Vec<HeldJob>>, String> {
@@ -36,10 +49,12 @@ pub fn held_jobs() -> Result<Option<Vec<HeldJob>>, String> {
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let (protocol, offset) = header(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let tres_cnt = tres_count().ok_or("slurmctld's TRES count is not available here")?;
+    READING.with(|r| r.set(true));
     // SAFETY: `bytes` outlives the call; `unpack_all` only reads it through a Slurm buffer
     // it owns, and the job records it unpacks are freed before it returns.
-    unsafe { unpack_all(&bytes, offset, protocol, tres_cnt) }
-        .map(Some)
+    let read = unsafe { unpack_all(&bytes, offset, protocol, tres_cnt) };
+    READING.with(|r| r.set(false));
+    read.map(Some)
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
