@@ -40,14 +40,9 @@ sl() { "$HERE/sl" "$@"; }
 cleanup() { [ "$KEEP" = 1 ] || "$HERE/lab-down.sh" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
-thread_ns() {
-    local t s=0 c
-    for t in /proc/"$1"/task/*; do
-        read -r c < "$t/comm" 2>/dev/null || continue
-        [ "$c" = "$2" ] && s=$(( s + $(cut -d' ' -f1 "$t/schedstat") ))
-    done
-    echo "$s"
-}
+# thread_ns PID COMM: CPU time of the threads named COMM (sched_agent, bckfl)
+# shellcheck source=scripts/thread-cpu.sh
+source "$HERE/thread-cpu.sh"
 sdiag_value() { sl sdiag --json | awk -v k="\"$1\":" '$1 == k {v = $2; gsub(/[^0-9]/, "", v); print v; exit}'; }
 
 printf '%-8s %10s %10s %12s %12s %12s %10s %10s\n' plugin main_cpu_s bf_cpu_s main_max_ms main_mean_ms main_cycles bf_max_ms bf_cycles

@@ -183,16 +183,9 @@ reset_lab() {
     [[ " ${STARTED[*]} " == *" $p "* ]] || STARTED+=("$p")
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# thread_ns PID COMM: CPU time (ns, from schedstat) of slurmctld's threads named COMM:
-# sched_agent runs the main scheduler, bckfl the backfill scheduler
-thread_ns() {
-    local t s=0 c
-    for t in /proc/"$1"/task/*; do
-        read -r c < "$t/comm" 2>/dev/null || continue
-        [ "$c" = "$2" ] && s=$(( s + $(cut -d' ' -f1 "$t/schedstat") ))
-    done
-    echo "$s"
-}
+# thread_ns PID COMM: CPU time of the threads named COMM (sched_agent, bckfl)
+# shellcheck source=scripts/thread-cpu.sh
+source "$HERE/thread-cpu.sh"
 
 # sdiag --json (pretty-printed, one key a line) -> "key value" lines for the figures we use
 sdiag_figures() {

@@ -214,9 +214,7 @@ pub fn check(input: &CheckInput) -> Report {
             None
         }
     };
-    let lines = config
-        .as_ref()
-        .map(|c| TopologyLines::read(&c.source, is_toml(&c.source)));
+    let lines = config.as_ref().map(|c| TopologyLines::read(&c.source));
     if let (Some(c), Some(l)) = (&config, &lines) {
         check_shadowed(c, &mut out);
         check_block_sizes(c, l, &mut out);

@@ -82,11 +82,7 @@ fn a_file_naming_unknown_nodes_is_refused_and_the_racks_stay() {
         ("rack3", "gb[037-054]"),
         ("rack4", "gb[055-072]"),
     ]);
-    let text = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
-    let line = 1 + text
-        .lines()
-        .position(|l| l.contains("xx[019-036]"))
-        .unwrap();
+    let line = lab.topology_line("xx[019-036]");
     let refused = !lab.reconfigure_until(from, "Resuming operation, reconfigure failed");
     let log = lab.ctld_log_since(from);
     let expected = format!(
@@ -147,11 +143,7 @@ fn a_rack_edit_that_takes_a_held_tray_from_its_rack_is_refused() {
         ("rack3", "gb[037-054]"),
         ("rack4", "gb[055-072]"),
     ]);
-    let text = std::fs::read_to_string(lab.etc("topology.toml")).unwrap();
-    let line = 1 + text
-        .lines()
-        .position(|l| l.contains("gb[001-017,019]"))
-        .unwrap();
+    let line = lab.topology_line("gb[001-017,019]");
     let check = lab.sl(&["nvl72", "check"]);
     let said = String::from_utf8_lossy(&check.stdout);
     assert_eq!(check.status.code(), Some(1), "{said}");

@@ -22,13 +22,14 @@ pub struct TopologyLines {
 }
 
 impl TopologyLines {
-    /// Reads `path` again; a file that vanished or changed since it was parsed just loses
-    /// its line numbers.
-    pub fn read(path: &Path, is_toml: bool) -> TopologyLines {
+    /// Reads `path` again, as topology.toml or (any other name) topology.conf, as the plugin
+    /// chose its parser; a file that vanished or changed since it was parsed just loses its
+    /// line numbers.
+    pub fn read(path: &Path) -> TopologyLines {
         let Ok(text) = std::fs::read_to_string(path) else {
             return TopologyLines::default();
         };
-        Self::from_text(&text, is_toml)
+        Self::from_text(&text, path.extension().is_some_and(|e| e == "toml"))
     }
 
     /// The lines of a file's `text`, as [`TopologyLines::read`] finds them.

@@ -95,8 +95,7 @@ pub fn refuse_unknown_nodes(config: &Config) -> Result<(), ConfigError> {
     if unknown.is_empty() {
         return Ok(());
     }
-    let is_toml = config.source.extension().is_some_and(|e| e == "toml");
-    let lines = TopologyLines::read(&config.source, is_toml);
+    let lines = TopologyLines::read(&config.source);
     crate::model::refuse_unknown(config, &unknown, &lines)
 }
 
@@ -119,8 +118,7 @@ pub fn refuse_moving_held(config: &Config) -> Result<(), ConfigError> {
             return Ok(());
         }
     };
-    let is_toml = config.source.extension().is_some_and(|e| e == "toml");
-    let lines = TopologyLines::read(&config.source, is_toml);
+    let lines = TopologyLines::read(&config.source);
     crate::held_trays::refuse_moving_held(&old, config, &jobs, &lines)
 }
 

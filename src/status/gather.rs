@@ -55,13 +55,7 @@ pub fn held_jobs_in(jobs: &str) -> Result<Vec<crate::held_trays::HeldJob>, Strin
     Ok(jobs
         .jobs
         .iter()
-        .filter(|j| j.job_id != 0)
-        .filter(|j| {
-            matches!(
-                shown_state(&j.job_state.0),
-                "RUNNING" | "COMPLETING" | "SUSPENDED"
-            )
-        })
+        .filter(|j| j.job_id != 0 && holds_trays(j))
         .map(|j| crate::held_trays::HeldJob {
             id: j.job_id,
             trays: hostlist::expand(&j.nodes).unwrap_or_default(),
@@ -108,21 +102,27 @@ pub fn parse(sinfo: &str, jobs: &str) -> Result<Live, String> {
         if id == 0 {
             continue;
         }
-        match shown_state(&job.job_state.0) {
-            "RUNNING" | "COMPLETING" | "SUSPENDED" => {
-                for node in hostlist::expand(&job.nodes).unwrap_or_default() {
-                    if let Some(TrayState::Busy(ids)) = trays.get_mut(&node) {
-                        if !ids.contains(&id) {
-                            ids.push(id);
-                        }
+        if holds_trays(job) {
+            for node in hostlist::expand(&job.nodes).unwrap_or_default() {
+                if let Some(TrayState::Busy(ids)) = trays.get_mut(&node) {
+                    if !ids.contains(&id) {
+                        ids.push(id);
                     }
                 }
             }
-            "PENDING" => pending.push(pending_job(job)),
-            _ => {}
+        } else if shown_state(&job.job_state.0) == "PENDING" {
+            pending.push(pending_job(job));
         }
     }
     Ok(Live { trays, pending })
+}
+
+/// A running, completing or suspended job: one that holds its trays.
+fn holds_trays(job: &Job) -> bool {
+    matches!(
+        shown_state(&job.job_state.0),
+        "RUNNING" | "COMPLETING" | "SUSPENDED"
+    )
 }
 
 fn pending_job(job: &Job) -> PendingJob {

@@ -31,6 +31,15 @@ impl Lab {
         good
     }
 
+    /// The 1-based line of the lab's topology.toml that contains `needle`.
+    pub fn topology_line(&self, needle: &str) -> usize {
+        let text = std::fs::read_to_string(self.etc("topology.toml")).unwrap();
+        1 + text
+            .lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no `{needle}` in topology.toml:\n{text}"))
+    }
+
     /// `scontrol reconfigure`, then waits until slurmctld.log shows `line` after byte offset
     /// `from` and slurmctld answers again. Returns whether scontrol reported success.
     pub fn reconfigure_until(&self, from: usize, line: &str) -> bool {
