@@ -17,6 +17,7 @@
 //! | [`policy`] | nvl72, block, naive (and two engine what-ifs) behind one `place` call |
 //! | [`scheduler`] | One pass: priority FIFO plus EASY backfill |
 //! | [`simulation`] | The discrete-event loop |
+//! | [`slowdown`] | What a rack boundary costs a job: its slowdown from its pieces |
 //! | [`metrics`] | What is measured, and its definitions |
 //! | [`idle`] | Where the idle GPUs go: each free tray's cause while jobs wait |
 //! | [`latency`] | Nanoseconds per placement call |
@@ -43,6 +44,7 @@ pub mod report;
 pub mod sacct;
 pub mod scheduler;
 pub mod simulation;
+pub mod slowdown;
 pub mod synthetic;
 pub mod trace;
 pub mod verdict;
