@@ -463,7 +463,25 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         reports.len()
     );
     type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 23] = [
+    let metrics: [Metric; 29] = [
+        ("usable occupancy while waiting %", 100.0, |p| {
+            p["usable_occupancy_while_waiting"].as_f64()
+        }),
+        ("usable occupancy while submitting %", 100.0, |p| {
+            p["usable_occupancy_arrivals"].as_f64()
+        }),
+        ("work split across racks %", 100.0, |p| {
+            p["split_work_share"].as_f64()
+        }),
+        ("work cut inside a group %", 100.0, |p| {
+            p["misaligned_work_share"].as_f64()
+        }),
+        ("mean slowdown of split runs", 1.0, |p| {
+            p["mean_slowdown_split"].as_f64()
+        }),
+        ("runs past / killed at their limit", 1.0, |p| {
+            Some(p["overruns"].as_f64()? + p["timeouts"].as_f64()?)
+        }),
         ("occupancy while waiting %", 100.0, |p| {
             p["occupancy_while_waiting"].as_f64()
         }),
@@ -539,6 +557,9 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         .as_array()
         .map(|ps| ps.iter().filter_map(column).collect())
         .unwrap_or_default();
+    if let Some(line) = summary_usable_line(&reports, &policies, &column) {
+        println!("{line}\n");
+    }
     println!("| metric | {} |", policies.join(" | "));
     println!("|---|{}", "---|".repeat(policies.len()));
     for (name, scale, get) in metrics {
@@ -572,6 +593,58 @@ fn summarize(a: &SummarizeArgs) -> Result<(), String> {
         println!("| {name} | {} |", cells.join(" | "));
     }
     Ok(())
+}
+
+/// The verdict's usable line from the reports' means, when they price split jobs and have
+/// an nvl72 column.
+fn summary_usable_line(
+    reports: &[serde_json::Value],
+    policies: &[String],
+    column: &dyn Fn(&serde_json::Value) -> Option<String>,
+) -> Option<String> {
+    use topology_nvl72::sim::verdict::{usable_line, Usable};
+    let first = &reports[0];
+    let slowdown = &first["sim"]["slowdown"];
+    if slowdown.is_null() {
+        return None; // priced nothing: usable equals occupancy
+    }
+    let mean = |pol: &str| -> Option<f64> {
+        let vals: Vec<f64> = reports
+            .iter()
+            .filter_map(|r| {
+                r["policies"]
+                    .as_array()?
+                    .iter()
+                    .find(|p| column(p).as_deref() == Some(pol))?["usable_occupancy_while_waiting"]
+                    .as_f64()
+            })
+            .collect();
+        (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+    };
+    let pick = |name: &str| {
+        policies
+            .iter()
+            .find(|p| p.as_str() == name)
+            .and_then(|p| mean(p))
+    };
+    let sim = &first["sim"];
+    let gpus = ["racks", "trays_per_rack", "gpus_per_tray"]
+        .iter()
+        .map(|k| sim[k].as_f64().unwrap_or(0.0))
+        .product::<f64>();
+    let failures: topology_nvl72::sim::failures::FailureModel =
+        serde_json::from_value(sim["failures"].clone()).ok()?;
+    let described: topology_nvl72::sim::slowdown::Slowdown =
+        serde_json::from_value(slowdown.clone()).ok()?;
+    Some(usable_line(&Usable {
+        ours: pick("nvl72")?,
+        naive: pick("naive"),
+        block: pick("block"),
+        healthy_gpus: gpus * (1.0 - failures.unavailability()),
+        band: None,
+        band_is_usables: false,
+        model: format!("{} (means of {} runs)", described.describe(), reports.len()),
+    }))
 }
 
 /// One cause's share of the healthy GPUs in `idle_by_cause`.

@@ -117,6 +117,7 @@ pub fn schedule(jobs: &[Job], spec: &ScheduleSpec) -> Result<Schedule, String> {
             trays: j.trays,
             segment: j.segment,
             by_gpus: j.by_gpus,
+            class: j.class,
             runtime: back(sleep_ms),
             limit: back(limit_min * MINUTE),
         });

@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 
 use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
-use crate::sim::metrics::{PolicyReport, Recorder, Snapshot};
+use crate::sim::metrics::{PolicyReport, Price, Recorder, Snapshot};
 use crate::sim::policy::PolicyKind;
+use crate::sim::slowdown::Model;
 
 /// What the driver knows besides the log.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -187,7 +188,15 @@ pub fn report(
                         *racks.entry(tray / trays_per_rack).or_default() += 1;
                     }
                     let racks: Vec<(usize, usize)> = racks.into_iter().collect();
-                    rec.started(&jobs[*job], t, &racks);
+                    // Priced by the model the run was made with (step 10 wires it in).
+                    let pieces: Vec<usize> = racks.iter().map(|&(_, c)| c).collect();
+                    let factor = Model::Off.factor(
+                        &pieces,
+                        jobs[*job].segment,
+                        jobs[*job].class,
+                        trays_per_rack,
+                    );
+                    rec.started(&jobs[*job], t, &racks, Price::ends(factor));
                     state.running.insert(*job, (t, trays.clone()));
                 }
                 Ev::End { job, killed } => {

@@ -63,6 +63,7 @@ pub fn simulate_usable(kind: PolicyKind, k: usize, lambda: f64, racks: usize, se
             trays: k,
             segment: Some(k),
             by_gpus: false,
+            class: Default::default(),
             runtime: HOUR,
             limit: HOUR,
         })

@@ -4,6 +4,8 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::slowdown::{ClassRule, CommClass};
+
 /// Simulated time in milliseconds since the first submission.
 pub type Millis = u64;
 
@@ -29,6 +31,10 @@ pub struct Job {
     /// Sized by GPUs (`--gpus=4*trays`, no `-N`): Slurm leaves the node count open and the
     /// topology plugin sees a minimum of one node.
     pub by_gpus: bool,
+    /// How its GPUs talk, which prices a split ([`super::slowdown`]); jobs saved before the
+    /// model load as dense.
+    #[serde(default)]
+    pub class: CommClass,
     /// Run time when the job is not interrupted.
     pub runtime: Millis,
     /// Requested time limit (`--time`), always `>= runtime`; what backfill plans with.
@@ -44,6 +50,7 @@ impl Job {
             trays,
             segment: None,
             by_gpus: false,
+            class: CommClass::default(),
             runtime,
             limit,
         }
@@ -69,6 +76,16 @@ pub fn size_by_gpus(jobs: &mut [Job], share: f64, seed: u64) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6770_7573);
     for job in jobs.iter_mut().filter(|j| j.segment.is_none()) {
         job.by_gpus = rng.gen_bool(share.clamp(0.0, 1.0));
+    }
+}
+
+/// Gives every job its communication class by `rule`, drawn with `seed`: the same classes
+/// for every policy.
+pub fn assign_classes(jobs: &mut [Job], rule: &ClassRule, seed: u64) {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x636c_6173);
+    for job in jobs.iter_mut() {
+        job.class = rule.class(job.trays, rng.gen_range(0.0..1.0));
     }
 }
 
@@ -127,6 +144,18 @@ mod tests {
                 assert!(l <= (3 * runtime).div_ceil(MINUTE).max(1) * MINUTE);
             }
         }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_classes() {
+        let mut a: Vec<Job> = (0..200).map(|i| Job::plain(i, 0, 4, 1, 1)).collect();
+        let mut b = a.clone();
+        let rule = ClassRule::parse("dp=0.3,dense=0.5,moe=0.2").unwrap();
+        assign_classes(&mut a, &rule, 9);
+        assign_classes(&mut b, &rule, 9);
+        assert_eq!(a, b);
+        let moe = a.iter().filter(|j| j.class == CommClass::Moe).count();
+        assert!((20..=60).contains(&moe), "{moe}");
     }
 
     #[test]

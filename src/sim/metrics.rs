@@ -66,6 +66,7 @@ use super::idle::{Cause, Idle, CAUSES};
 use super::job::{class_of, hours, Job, Millis, CLASSES};
 use super::latency::LatencySummary;
 use super::policy::PolicyKind;
+use super::slowdown::{CommClass, Factor};
 
 /// The cluster at one moment, as the metrics need it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -87,6 +88,94 @@ struct JobRecord {
     end: Option<Millis>,
     rejected: bool,
     held: bool,
+    /// The run in progress and its price.
+    run: Option<OpenRun>,
+}
+
+/// A run the recorder prices until it ends.
+#[derive(Debug, Clone, Copy)]
+struct OpenRun {
+    start: Millis,
+    trays: usize,
+    factor: Factor,
+    fate: Fate,
+    /// Its part of the usable trays, in thousandths of a tray.
+    usable_milli: u64,
+    /// Indexes into [`CommClass::ALL`] and [`CLASSES`].
+    comm: usize,
+    size: usize,
+}
+
+/// How a run will end, as far as its slowdown and time limit decide (a tray failure may
+/// still kill it first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Within its limit.
+    Ends,
+    /// Its stretched run passes the limit and it runs on (lenient limits).
+    Overruns,
+    /// Slurm kills it at its limit (strict limits): none of its work is usable.
+    TimesOut,
+}
+
+/// What a start costs: the placement's slowdown and the run's fate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Price {
+    pub factor: Factor,
+    pub fate: Fate,
+}
+
+impl Price {
+    /// A run that pays `factor` and ends within its limit.
+    pub fn ends(factor: Factor) -> Price {
+        Price {
+            factor,
+            fate: Fate::Ends,
+        }
+    }
+
+    fn usable_milli(&self, trays: usize) -> u64 {
+        match self.fate {
+            Fate::TimesOut => 0,
+            _ => (1000.0 * trays as f64 / self.factor.s).round() as u64,
+        }
+    }
+}
+
+/// Slowdown and usable share of one group of runs (a communication class or a size class).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SlowdownRow {
+    pub class: String,
+    /// Starts, restarts included.
+    pub runs: u64,
+    /// Starts on more than one rack.
+    pub split_runs: u64,
+    /// Mean slowdown over all starts.
+    pub mean_slowdown: f64,
+    /// Work done at NVLink speed per tray-hour held (tray·ran/s ÷ tray·ran over ended runs).
+    pub efficiency: Option<f64>,
+}
+
+/// Sums behind a [`SlowdownRow`].
+#[derive(Debug, Clone, Copy, Default)]
+struct SlowdownSums {
+    runs: u64,
+    split_runs: u64,
+    s_sum: f64,
+    held_tray_ms: f64,
+    work_tray_ms: f64,
+}
+
+impl SlowdownSums {
+    fn row(&self, class: &str) -> SlowdownRow {
+        SlowdownRow {
+            class: class.to_string(),
+            runs: self.runs,
+            split_runs: self.split_runs,
+            mean_slowdown: self.s_sum / self.runs.max(1) as f64,
+            efficiency: (self.held_tray_ms > 0.0).then(|| self.work_tray_ms / self.held_tray_ms),
+        }
+    }
 }
 
 /// `inside` out of `eligible`.
@@ -159,6 +248,26 @@ pub struct PolicyReport {
     pub lost_gpu_hours: f64,
     pub makespan_h: f64,
     pub waiting_h: f64,
+    /// Work done at NVLink speed per healthy GPU while jobs waited: busy trays, each divided
+    /// by its job's slowdown (module docs). The headline; equals occupancy when nothing pays.
+    pub usable_occupancy_while_waiting: Option<f64>,
+    pub usable_occupancy_arrivals: Option<f64>,
+    /// Share of the work (trays × run time ÷ slowdown) done on more than one rack.
+    pub split_work_share: Option<f64>,
+    /// The same for runs a rack boundary cuts inside a tight group.
+    pub misaligned_work_share: Option<f64>,
+    /// Mean slowdown of the starts on more than one rack.
+    pub mean_slowdown_split: Option<f64>,
+    /// `(smallest piece in trays, starts)` of the split starts.
+    pub smallest_piece_runs: Vec<(usize, u64)>,
+    /// Per communication class that ran, then per size class that ran.
+    pub slowdown_by_comm: Vec<SlowdownRow>,
+    pub slowdown_by_size: Vec<SlowdownRow>,
+    /// Lenient limits: runs stretched past their time limit that ran on.
+    pub overruns: u64,
+    /// Strict limits: runs Slurm killed at their limit, and the GPU-hours they held.
+    pub timeouts: u64,
+    pub timeout_gpu_hours: f64,
     pub occupancy_while_waiting: Option<f64>,
     pub occupancy_arrivals: Option<f64>,
     pub usable_fraction_while_waiting: Option<f64>,
@@ -203,6 +312,19 @@ pub struct Recorder {
     idle_waiting: Option<[u128; 7]>,
     busy_arrivals: u128,
     healthy_arrivals: u128,
+    /// Busy trays divided by their slowdowns now, in thousandths, and its integrals.
+    usable_now: u64,
+    usable_waiting: u128,
+    usable_arrivals: u128,
+    /// Work (tray-ms ÷ slowdown): all, split, cut.
+    work: [f64; 3],
+    split_s: (u64, f64),
+    smallest_piece: std::collections::BTreeMap<usize, u64>,
+    by_comm: [SlowdownSums; 3],
+    by_size: [SlowdownSums; CLASSES.len()],
+    overruns: u64,
+    timeouts: u64,
+    timeout_tray_ms: u128,
     points: Vec<(Millis, Snapshot)>,
     jobs: Vec<JobRecord>,
     tray_failures: u64,
@@ -253,6 +375,17 @@ impl Recorder {
             idle_waiting: None,
             busy_arrivals: 0,
             healthy_arrivals: 0,
+            usable_now: 0,
+            usable_waiting: 0,
+            usable_arrivals: 0,
+            work: [0.0; 3],
+            split_s: (0, 0.0),
+            smallest_piece: Default::default(),
+            by_comm: Default::default(),
+            by_size: Default::default(),
+            overruns: 0,
+            timeouts: 0,
+            timeout_tray_ms: 0,
             points: Vec::new(),
             jobs: vec![JobRecord::default(); jobs],
             tray_failures: 0,
@@ -275,9 +408,11 @@ impl Recorder {
         let dt = t.min(self.window_end).saturating_sub(self.last) as u128;
         self.busy_arrivals += s.busy as u128 * dt;
         self.healthy_arrivals += s.healthy as u128 * dt;
+        self.usable_arrivals += self.usable_now as u128 * dt;
         if s.queued > 0 {
             self.wait_in_window += dt;
             self.busy_waiting += s.busy as u128 * dt;
+            self.usable_waiting += self.usable_now as u128 * dt;
             self.healthy_waiting += s.healthy as u128 * dt;
             self.stranded_waiting += s.stranded as u128 * dt;
             if let Some(idle) = s.idle {
@@ -307,11 +442,40 @@ impl Recorder {
         self.jobs[job].rejected = true;
     }
 
-    /// `racks` is `(rack, trays there)` for every rack the placement touches.
-    pub fn started(&mut self, job: &Job, t: Millis, racks: &[(usize, usize)]) {
+    /// `racks` is `(rack, trays there)` for every rack the placement touches; `price` what
+    /// the placement costs the job.
+    pub fn started(&mut self, job: &Job, t: Millis, racks: &[(usize, usize)], price: Price) {
         let r = &mut self.jobs[job.id];
         if let Some(since) = r.queued_since.take() {
             r.waited += t - since;
+        }
+        let usable_milli = price.usable_milli(job.trays);
+        r.run = Some(OpenRun {
+            start: t,
+            trays: job.trays,
+            factor: price.factor,
+            fate: price.fate,
+            usable_milli,
+            comm: comm_index(job.class),
+            size: class_of(job.trays),
+        });
+        self.usable_now += usable_milli;
+        let f = price.factor;
+        for sums in [
+            &mut self.by_comm[comm_index(job.class)],
+            &mut self.by_size[class_of(job.trays)],
+        ] {
+            sums.runs += 1;
+            sums.split_runs += u64::from(f.split());
+            sums.s_sum += f.s;
+        }
+        if f.split() {
+            self.split_s.0 += 1;
+            self.split_s.1 += f.s;
+            *self.smallest_piece.entry(f.k_min).or_default() += 1;
+        }
+        if price.fate == Fate::Overruns {
+            self.overruns += 1;
         }
         match job.segment {
             Some(s) => {
@@ -338,6 +502,36 @@ impl Recorder {
 
     pub fn finished(&mut self, job: usize, t: Millis) {
         self.jobs[job].end = Some(t);
+        if let Some(run) = self.close(job, t) {
+            if run.fate == Fate::TimesOut {
+                self.timeouts += 1;
+                self.timeout_tray_ms += run.trays as u128 * (t - run.start) as u128;
+            }
+        }
+    }
+
+    /// Ends the priced run of `job` at `t`: its usable trays leave, its work is counted.
+    fn close(&mut self, job: usize, t: Millis) -> Option<OpenRun> {
+        let run = self.jobs[job].run.take()?;
+        self.usable_now -= run.usable_milli;
+        let held = run.trays as f64 * t.saturating_sub(run.start) as f64;
+        let work = if run.usable_milli == 0 {
+            0.0
+        } else {
+            held / run.factor.s
+        };
+        self.work[0] += work;
+        if run.factor.split() {
+            self.work[1] += work;
+        }
+        if run.factor.cut {
+            self.work[2] += work;
+        }
+        for sums in [&mut self.by_comm[run.comm], &mut self.by_size[run.size]] {
+            sums.held_tray_ms += held;
+            sums.work_tray_ms += work;
+        }
+        Some(run)
     }
 
     pub fn tray_failed(&mut self) {
@@ -346,7 +540,9 @@ impl Recorder {
 
     /// A tray failure killed the job after `ran` ms on `trays` trays.
     pub fn killed(&mut self, job: usize, trays: usize, ran: Millis) {
-        let _ = job;
+        if let Some(run) = self.jobs[job].run {
+            self.close(job, run.start + ran);
+        }
         self.requeues += 1;
         self.lost_tray_ms += trays as u128 * ran as u128;
     }
@@ -385,6 +581,28 @@ impl Recorder {
             lost_gpu_hours: self.lost_tray_ms as f64 * gpus / super::job::HOUR as f64,
             makespan_h: hours(makespan),
             waiting_h: hours(self.wait_time as Millis),
+            usable_occupancy_while_waiting: ratio(self.usable_waiting, 1000 * self.healthy_waiting),
+            usable_occupancy_arrivals: ratio(self.usable_arrivals, 1000 * self.healthy_arrivals),
+            split_work_share: (self.work[0] > 0.0).then(|| self.work[1] / self.work[0]),
+            misaligned_work_share: (self.work[0] > 0.0).then(|| self.work[2] / self.work[0]),
+            mean_slowdown_split: (self.split_s.0 > 0)
+                .then(|| self.split_s.1 / self.split_s.0 as f64),
+            smallest_piece_runs: self.smallest_piece.iter().map(|(&k, &n)| (k, n)).collect(),
+            slowdown_by_comm: CommClass::ALL
+                .iter()
+                .zip(&self.by_comm)
+                .filter(|(_, s)| s.runs > 0)
+                .map(|(c, s)| s.row(c.name()))
+                .collect(),
+            slowdown_by_size: CLASSES
+                .iter()
+                .zip(&self.by_size)
+                .filter(|(_, s)| s.runs > 0)
+                .map(|(c, s)| s.row(c.0))
+                .collect(),
+            overruns: self.overruns,
+            timeouts: self.timeouts,
+            timeout_gpu_hours: self.timeout_tray_ms as f64 * gpus / super::job::HOUR as f64,
             occupancy_while_waiting: ratio(self.busy_waiting, self.healthy_waiting),
             occupancy_arrivals: ratio(self.busy_arrivals, self.healthy_arrivals),
             usable_fraction_while_waiting: ratio(self.busy_waiting, total_waiting),
@@ -421,6 +639,10 @@ impl Recorder {
             ends: self.jobs.iter().map(|j| j.end).collect(),
         }
     }
+}
+
+fn comm_index(class: CommClass) -> usize {
+    class as usize
 }
 
 fn class_waits(jobs: &[Job], records: &[JobRecord]) -> Vec<ClassWait> {
@@ -517,11 +739,12 @@ mod tests {
             trays: 1,
             segment: None,
             by_gpus: false,
+            class: Default::default(),
             runtime: HOUR,
             limit: HOUR,
         };
         r.queued(0, 0);
-        r.started(&job, HOUR, &[(0, 1)]);
+        r.started(&job, HOUR, &[(0, 1)], Price::ends(Factor::WHOLE));
         r.finished(0, 2 * HOUR);
         let rep = r.finish(PolicyKind::Naive, &[job], 0, None, 2);
         assert_eq!(rep.occupancy_while_waiting, Some(0.5));
@@ -543,13 +766,68 @@ mod tests {
             trays: 12,
             segment: Some(4),
             by_gpus: false,
+            class: Default::default(),
             runtime: 1,
             limit: 1,
         };
         // 6 + 6 trays: one segment in each rack, one straddles.
-        r.started(&job, 0, &[(0, 6), (1, 6)]);
+        r.started(&job, 0, &[(0, 6), (1, 6)], Price::ends(Factor::WHOLE));
         assert_eq!(r.segments_in_rack.eligible, 3);
         assert_eq!(r.segments_in_rack.inside, 2);
+    }
+
+    /// A 2-tray job on 10 healthy trays, waited on for 2 hours, at slowdown `s`.
+    fn one_run(s: f64, fate: Fate) -> PolicyReport {
+        let mut r = Recorder::new(2, 2 * HOUR, 10, 5, 4);
+        let job = Job::plain(0, 0, 2, HOUR, HOUR);
+        let factor = Factor {
+            s,
+            racks: if s > 1.0 { 2 } else { 1 },
+            k_min: 1,
+            cut: s > 1.5,
+        };
+        r.queued(0, 0);
+        r.queued(1, 0);
+        r.started(&job, 0, &[(0, 1), (1, 1)], Price { factor, fate });
+        r.set(0, snap(2, 1));
+        r.advance(2 * HOUR);
+        r.finished(0, 2 * HOUR);
+        r.set(2 * HOUR, snap(0, 1));
+        let other = Job::plain(1, 0, 1, HOUR, HOUR);
+        r.finish(PolicyKind::Naive, &[job, other], 0, None, 1)
+    }
+
+    #[test]
+    fn usable_occupancy_is_occupancy_divided_by_each_jobs_slowdown() {
+        let full = one_run(1.0, Fate::Ends);
+        assert_eq!(full.occupancy_while_waiting, Some(0.2));
+        assert_eq!(full.usable_occupancy_while_waiting, Some(0.2));
+        assert_eq!(full.usable_occupancy_arrivals, full.occupancy_arrivals);
+        assert_eq!(full.split_work_share, Some(0.0));
+        let slow = one_run(2.0, Fate::Overruns);
+        assert_eq!(slow.occupancy_while_waiting, Some(0.2));
+        assert_eq!(slow.usable_occupancy_while_waiting, Some(0.1));
+        assert_eq!(slow.split_work_share, Some(1.0));
+        assert_eq!(slow.misaligned_work_share, Some(1.0));
+        assert_eq!(slow.mean_slowdown_split, Some(2.0));
+        assert_eq!(slow.smallest_piece_runs, vec![(1, 1)]);
+        assert_eq!(slow.overruns, 1);
+        let dense = &slow.slowdown_by_comm[0];
+        assert_eq!(
+            (dense.class.as_str(), dense.runs, dense.split_runs),
+            ("dense", 1, 1)
+        );
+        assert_eq!(dense.efficiency, Some(0.5));
+        assert_eq!(slow.slowdown_by_size[0].class, "1-2");
+    }
+
+    #[test]
+    fn a_run_killed_at_its_limit_does_no_usable_work() {
+        let rep = one_run(2.0, Fate::TimesOut);
+        assert_eq!(rep.occupancy_while_waiting, Some(0.2));
+        assert_eq!(rep.usable_occupancy_while_waiting, Some(0.0));
+        assert_eq!((rep.timeouts, rep.timeout_gpu_hours), (1, 16.0));
+        assert_eq!(rep.slowdown_by_comm[0].efficiency, Some(0.0));
     }
 
     #[test]

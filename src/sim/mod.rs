@@ -50,4 +50,6 @@ pub mod trace;
 pub mod verdict;
 
 #[cfg(test)]
+mod slowdown_tests;
+#[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::failures::FailureModel;
 use super::metrics::{PolicyReport, Share};
 use super::simulation::SimConfig;
+use super::slowdown::Limits;
 
 /// What was replayed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,7 +62,8 @@ impl RunReport {
             describe_failures(&s.failures),
             s.seed
         );
-        let _ = writeln!(out, "scheduler model: {}\n", s.describe_scheduler());
+        let _ = writeln!(out, "scheduler model: {}", s.describe_scheduler());
+        let _ = writeln!(out, "slowdown of split jobs: {}\n", s.slowdown.describe());
         let mut rows: Vec<(String, Vec<String>)> = Vec::new();
         let mut row = |name: &str, f: &dyn Fn(&PolicyReport) -> String| {
             rows.push((name.to_string(), self.policies.iter().map(f).collect()));
@@ -77,6 +79,42 @@ impl RunReport {
         row("time with jobs waiting h", &|p| {
             format!("{:.1}", p.waiting_h)
         });
+        row("usable GPU occupancy while waiting", &|p| {
+            pct(p.usable_occupancy_while_waiting)
+        });
+        row("usable GPU occupancy while submitting", &|p| {
+            pct(p.usable_occupancy_arrivals)
+        });
+        row("work split across racks (cut)", &|p| {
+            format!(
+                "{} ({})",
+                pct(p.split_work_share),
+                pct(p.misaligned_work_share)
+            )
+        });
+        row("mean slowdown of split runs", &|p| {
+            p.mean_slowdown_split
+                .map_or("-".into(), |x| format!("{x:.2}"))
+        });
+        match s.slowdown.limits {
+            Limits::Lenient => row("runs past their time limit", &|p| p.overruns.to_string()),
+            Limits::Strict => row("runs killed at their limit (GPU-h)", &|p| {
+                format!("{} ({:.0})", p.timeouts, p.timeout_gpu_hours)
+            }),
+        }
+        if !s.slowdown.is_off() {
+            row("split runs, mean slowdown by size", &|_| String::new());
+            for (class, ..) in super::job::CLASSES {
+                row(&format!("  {class}"), &|p| {
+                    p.slowdown_by_size
+                        .iter()
+                        .find(|r| r.class == class)
+                        .map_or("-".into(), |r| {
+                            format!("{}/{} {:.2}", r.split_runs, r.runs, r.mean_slowdown)
+                        })
+                });
+            }
+        }
         row("GPU occupancy while waiting", &|p| {
             pct(p.occupancy_while_waiting)
         });
@@ -158,7 +196,8 @@ impl RunReport {
         if let Some(band) = &self.error_band {
             let _ = writeln!(
                 out,
-                "\nthe simulator's error on GPU occupancy while waiting: {band}; a smaller difference between policies is not a finding"
+                "\nthe simulator's error on GPU occupancy while waiting: {band}; a smaller difference between policies is not a finding{}",
+                if s.slowdown.is_off() { "" } else { " (quoted for usable occupancy too until replays that pay the slowdown calibrate it)" }
             );
         }
         out

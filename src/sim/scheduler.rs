@@ -376,6 +376,7 @@ mod tests {
             trays,
             segment: None,
             by_gpus: false,
+            class: Default::default(),
             runtime: limit_h * HOUR,
             limit: limit_h * HOUR,
         }

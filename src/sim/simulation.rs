@@ -15,9 +15,10 @@ use super::cluster::{Cluster, TrayState};
 use super::failures::{FailureModel, FailureTimeline};
 use super::idle::{self, Moment, Waiting};
 use super::job::{Job, Millis, HOUR};
-use super::metrics::{PolicyReport, Recorder, Snapshot};
+use super::metrics::{Fate, PolicyReport, Price, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
 use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
+use super::slowdown::{Limits, Slowdown};
 use crate::config::Policy;
 
 /// Everything about a run except the workload and the policy.
@@ -70,6 +71,10 @@ pub struct SimConfig {
     /// time slurmctld gives a requeued job; `None`: it may restart at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requeue_delay: Option<Millis>,
+    /// What a rack boundary costs a job's run time; off unless asked for, so reports saved
+    /// before the model read as they were run.
+    #[serde(default, skip_serializing_if = "Slowdown::is_off")]
+    pub slowdown: Slowdown,
 }
 
 impl SimConfig {
@@ -93,6 +98,7 @@ impl SimConfig {
             max_requeue: Some(5),
             sched_period: None,
             requeue_delay: None,
+            slowdown: Slowdown::default(),
         }
     }
 
@@ -144,6 +150,8 @@ const ELIGIBLE: u8 = 2;
 struct Run {
     trays: Vec<usize>,
     start: Millis,
+    /// When backfill expects it to end: its start plus its time limit (a run stretched past
+    /// its limit is expected any moment from then on, as Slurm's backfill treats it).
     expected_end: Millis,
 }
 
@@ -398,7 +406,7 @@ impl<'a> Sim<'a> {
             .running
             .values()
             .map(|r| Running {
-                expected_end: r.expected_end,
+                expected_end: r.expected_end.max(now + 1),
                 trays: &r.trays,
             })
             .collect();
@@ -433,8 +441,21 @@ impl<'a> Sim<'a> {
         self.queue.remove(&job);
         self.progress_at = now;
         self.cluster.allocate(job, &trays);
-        self.rec.started(j, now, &self.cluster.per_rack(&trays));
-        let held_for = (j.runtime + self.cfg.run_overhead.unwrap_or(0)).min(j.limit);
+        let racks = self.cluster.per_rack(&trays);
+        let pieces: Vec<usize> = racks.iter().map(|&(_, c)| c).collect();
+        let factor =
+            self.cfg
+                .slowdown
+                .model
+                .factor(&pieces, j.segment, j.class, self.cfg.trays_per_rack);
+        let stretched = Slowdown::stretch(j.runtime, factor.s);
+        let overhead = self.cfg.run_overhead.unwrap_or(0);
+        let (held_for, fate) = match self.cfg.slowdown.limits {
+            _ if stretched <= j.limit => ((stretched + overhead).min(j.limit), Fate::Ends),
+            Limits::Lenient => (stretched + overhead, Fate::Overruns),
+            Limits::Strict => (j.limit, Fate::TimesOut),
+        };
+        self.rec.started(j, now, &racks, Price { factor, fate });
         self.events
             .push(Reverse((now + held_for, END, job, self.epoch[job])));
         self.running.insert(

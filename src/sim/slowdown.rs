@@ -269,7 +269,7 @@ pub enum Limits {
 
 /// The simulator's slowdown setting: the model, what happens at the limit, and how the
 /// jobs' classes were assigned (for reports).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slowdown {
     pub model: Model,
     pub limits: Limits,
@@ -279,11 +279,25 @@ pub struct Slowdown {
     pub classes: String,
 }
 
-impl Slowdown {
-    pub fn off() -> Slowdown {
+impl Default for Slowdown {
+    fn default() -> Self {
         Slowdown {
+            model: Model::Off,
+            limits: Limits::Lenient,
             variant: "off".into(),
-            ..Slowdown::default()
+            classes: "all dense".into(),
+        }
+    }
+}
+
+impl Slowdown {
+    /// How long a run of `runtime` takes at slowdown `s` (whole milliseconds, rounded up;
+    /// exactly `runtime` at `s = 1`).
+    pub fn stretch(runtime: u64, s: f64) -> u64 {
+        if s <= 1.0 {
+            runtime
+        } else {
+            (runtime as f64 * s).ceil() as u64
         }
     }
 
@@ -301,6 +315,70 @@ impl Slowdown {
             Limits::Strict => "strict limits (Slurm kills at the limit)",
         };
         format!("{}; classes {}; {limits}", self.variant, self.classes)
+    }
+}
+
+/// Which class each job gets (`--comm-mix`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClassRule {
+    All(CommClass),
+    /// Drawn at random with these shares of dp, dense and moe (summing to 1).
+    Mix([f64; 3]),
+    /// 1–2 trays dp, 3–18 dense, larger moe: an assumption published as one row of the
+    /// sweep, never a default.
+    BySize,
+}
+
+impl ClassRule {
+    /// `dp=0.3,dense=0.5,moe=0.2` (shares are normalized; missing classes get 0) or `by-size`.
+    pub fn parse(spec: &str) -> Result<ClassRule, String> {
+        if spec.trim() == "by-size" {
+            return Ok(ClassRule::BySize);
+        }
+        let mut shares = [0.0; 3];
+        for kv in spec.split(',') {
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                format!("--comm-mix {spec}: expected by-size or class=share, e.g. dp=0.3,dense=0.5,moe=0.2")
+            })?;
+            let class = CommClass::parse(k.trim()).ok_or_else(|| {
+                format!("--comm-mix {spec}: unknown class {k:?} (dp, dense, moe)")
+            })?;
+            let v: f64 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| format!("--comm-mix {spec}: {k}={v} is not a share >= 0"))?;
+            shares[class as usize] = v;
+        }
+        let total: f64 = shares.iter().sum();
+        if total <= 0.0 {
+            return Err(format!("--comm-mix {spec}: the shares add up to 0"));
+        }
+        Ok(ClassRule::Mix(shares.map(|x| x / total)))
+    }
+
+    /// The class of a job of `trays` trays, given a uniform draw `u` in [0, 1).
+    pub fn class(&self, trays: usize, u: f64) -> CommClass {
+        match *self {
+            ClassRule::All(c) => c,
+            ClassRule::BySize => match trays {
+                0..=2 => CommClass::Dp,
+                3..=18 => CommClass::Dense,
+                _ => CommClass::Moe,
+            },
+            ClassRule::Mix([dp, _, _]) if u < dp => CommClass::Dp,
+            ClassRule::Mix([dp, dense, _]) if u < dp + dense => CommClass::Dense,
+            ClassRule::Mix(_) => CommClass::Moe,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            ClassRule::All(c) => format!("all {c}"),
+            ClassRule::BySize => "by size (1-2 trays dp, 3-18 dense, 19+ moe)".into(),
+            ClassRule::Mix(m) => format!("dp={:.2},dense={:.2},moe={:.2}", m[0], m[1], m[2]),
+        }
     }
 }
 
@@ -418,13 +496,29 @@ mod tests {
 
     #[test]
     fn extra_racks_cost_only_beyond_the_fewest() {
-        let mut p = Params::default();
-        p.extra_rack = 0.05;
-        let m = Model::Priced(p);
+        let m = Model::Priced(Params {
+            extra_rack: 0.05,
+            ..Params::default()
+        });
         let two = m.factor(&[16, 16], None, CommClass::Dp, 18).s;
         let three = m.factor(&[12, 10, 10], None, CommClass::Dp, 18).s;
         assert!((two - 1.02).abs() < 1e-9, "{two}");
         assert!((three - 1.07).abs() < 1e-9, "{three}");
+    }
+
+    #[test]
+    fn class_rules_parse_normalize_and_split_by_size() {
+        let mix = ClassRule::parse("dp=1,moe=3").unwrap();
+        assert_eq!(mix, ClassRule::Mix([0.25, 0.0, 0.75]));
+        assert_eq!(mix.class(4, 0.2), CommClass::Dp);
+        assert_eq!(mix.class(4, 0.3), CommClass::Moe);
+        let by_size = ClassRule::parse("by-size").unwrap();
+        let classes: Vec<_> = [1, 2, 3, 18, 19].map(|n| by_size.class(n, 0.0)).into();
+        use CommClass::*;
+        assert_eq!(classes, vec![Dp, Dp, Dense, Dense, Moe]);
+        for bad in ["dp", "tp=1", "dp=-1", "dp=0"] {
+            assert!(ClassRule::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

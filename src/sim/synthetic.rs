@@ -159,6 +159,7 @@ pub fn generate(spec: &SyntheticSpec) -> Result<Vec<Job>, String> {
                 trays,
                 segment: spec.classes[c].segment.filter(|&s| s < trays),
                 by_gpus: false,
+                class: Default::default(),
                 runtime,
                 limit: time_limit(&mut rng, runtime),
             }

@@ -108,6 +108,7 @@ fn a_requeued_job_restarts_from_scratch_and_keeps_its_priority() {
         trays,
         segment: None,
         by_gpus: false,
+        class: Default::default(),
         runtime,
         limit: 2 * runtime,
     };
@@ -128,6 +129,7 @@ fn jobs_larger_than_the_cluster_are_rejected_not_stuck() {
         trays,
         segment,
         by_gpus: false,
+        class: Default::default(),
         runtime: HOUR,
         limit: HOUR,
     };
@@ -158,6 +160,7 @@ prop_compose! {
                 trays,
                 segment,
                 by_gpus: false,
+                class: Default::default(),
                 runtime: minutes * MINUTE,
                 limit: minutes * MINUTE * 2,
             }
@@ -231,6 +234,7 @@ fn stranding_and_extra_racks_match_a_hand_computed_case() {
         trays,
         segment: None,
         by_gpus: false,
+        class: Default::default(),
         runtime: hours * HOUR,
         limit: hours * HOUR,
     };

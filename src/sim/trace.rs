@@ -135,6 +135,7 @@ pub fn workload(rows: &[TraceRow], spec: &TraceSpec) -> Result<Vec<Job>, String>
                 trays: (trays.round() as usize).max(1),
                 segment: None,
                 by_gpus: false,
+                class: Default::default(),
                 runtime,
                 limit: time_limit(&mut rng, runtime),
             }

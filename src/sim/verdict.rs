@@ -41,6 +41,24 @@ pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
         grouped(gpus as u64)
     );
     let occ = |p: &PolicyReport| p.occupancy_while_waiting;
+    let priced = !s.slowdown.is_off();
+    if let Some(u) = ours.usable_occupancy_while_waiting.filter(|_| priced) {
+        let usable = |k| find(k).and_then(|p| p.usable_occupancy_while_waiting);
+        let _ = writeln!(
+            out,
+            "{}",
+            usable_line(&Usable {
+                ours: u,
+                naive: usable(PolicyKind::Naive),
+                block: usable(PolicyKind::Block),
+                healthy_gpus: healthy,
+                band: margin,
+                band_is_usables: false,
+                model: s.slowdown.describe(),
+            })
+        );
+        let _ = writeln!(out, "{}", split_work_line(ours, &others));
+    }
     if let Some(o) = occ(ours) {
         let parts: Vec<String> = others
             .iter()
@@ -67,7 +85,8 @@ pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
             .collect();
         let _ = writeln!(
             out,
-            "- while jobs waited, nvl72 would have kept {}",
+            "- {}while jobs waited, nvl72 would have kept {}",
+            if priced { "plain occupancy: " } else { "" },
             parts.join("; and ")
         );
     } else {
@@ -139,6 +158,80 @@ pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
     Some(out)
 }
 
+/// Usable occupancy of nvl72 and the two it is compared with, for [`usable_line`].
+pub struct Usable {
+    pub ours: f64,
+    /// Slurm without a topology plugin.
+    pub naive: Option<f64>,
+    pub block: Option<f64>,
+    pub healthy_gpus: f64,
+    /// The simulator's error, in points.
+    pub band: Option<f64>,
+    /// `band` was measured on usable occupancy (else it is occupancy's, quoted instead).
+    pub band_is_usables: bool,
+    /// [`super::slowdown::Slowdown::describe`].
+    pub model: String,
+}
+
+/// The headline: how many more GPUs did work at NVLink speed under nvl72 while jobs waited.
+pub fn usable_line(u: &Usable) -> String {
+    let parts: Vec<String> = [
+        ("Slurm without a topology plugin", u.naive),
+        ("topology/block", u.block),
+    ]
+    .into_iter()
+    .filter_map(|(name, theirs)| {
+        let theirs = theirs?;
+        let d = u.ours - theirs;
+        let n = grouped((d * u.healthy_gpus).abs().round() as u64);
+        let how = if d >= 0.0 { "more" } else { "fewer" };
+        let rel = if theirs > 0.0 {
+            format!(" ({:+.1}%)", (u.ours / theirs - 1.0) * 100.0)
+        } else {
+            String::new()
+        };
+        let mut t = format!("{n} {how} usable GPUs than {name}{rel}");
+        if u.band.is_some_and(|b| (d * 100.0).abs() <= b) {
+            t += ", within the simulator's error: not a finding";
+        }
+        Some(t)
+    })
+    .collect();
+    let band = match u.band {
+        Some(b) if u.band_is_usables => {
+            format!("; the simulator's error on usable occupancy: ±{b:.1} points")
+        }
+        Some(b) => format!(
+            "; the simulator's error: ±{b:.1} points (occupancy's band: usable not yet calibrated)"
+        ),
+        None => String::new(),
+    };
+    format!(
+        "- nvl72 would have given {} while jobs waited ({:.1}% usable; usable = GPU time ÷ each job's slowdown; model: {}){band}",
+        if parts.is_empty() { "no comparison".to_string() } else { parts.join(" and ") },
+        u.ours * 100.0,
+        u.model
+    )
+}
+
+/// Who split how much of their work, and what it cost them.
+fn split_work_line(ours: &PolicyReport, others: &[&PolicyReport]) -> String {
+    let parts: Vec<String> = others
+        .iter()
+        .rev()
+        .copied()
+        .chain(std::iter::once(ours))
+        .map(|p| {
+            let share = p.split_work_share.unwrap_or(0.0) * 100.0;
+            match p.mean_slowdown_split {
+                Some(s) => format!("{} {share:.1}% (mean slowdown {s:.2})", p.name()),
+                None => format!("{} none", p.name()),
+            }
+        })
+        .collect();
+    format!("- work done split across racks: {}", parts.join(", "))
+}
+
 /// `4213` as `4,213`.
 fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -154,7 +247,42 @@ fn grouped(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::grouped;
+    use super::*;
+
+    fn usable(ours: f64, naive: f64, block: f64, band: Option<f64>, calibrated: bool) -> String {
+        usable_line(&Usable {
+            ours,
+            naive: Some(naive),
+            block: Some(block),
+            healthy_gpus: 1000.0,
+            band,
+            band_is_usables: calibrated,
+            model: "default".into(),
+        })
+    }
+
+    #[test]
+    fn the_usable_line_counts_gpus_and_percent_against_each_policy() {
+        let line = usable(0.80, 0.70, 0.82, Some(1.5), true);
+        assert_eq!(
+            line,
+            "- nvl72 would have given 100 more usable GPUs than Slurm without a topology plugin (+14.3%) \
+             and 20 fewer usable GPUs than topology/block (-2.4%) while jobs waited (80.0% usable; \
+             usable = GPU time ÷ each job's slowdown; model: default); the simulator's error on usable \
+             occupancy: ±1.5 points"
+        );
+    }
+
+    #[test]
+    fn a_difference_inside_the_band_is_not_a_finding() {
+        let line = usable(0.80, 0.79, 0.70, Some(1.5), false);
+        assert!(line.contains("10 more usable GPUs than Slurm without a topology plugin (+1.3%), within the simulator's error: not a finding and 100 more"), "{line}");
+        assert!(
+            line.ends_with("±1.5 points (occupancy's band: usable not yet calibrated)"),
+            "{line}"
+        );
+        assert!(!usable(0.8, 0.7, 0.7, None, false).contains("error"));
+    }
 
     #[test]
     fn counts_are_grouped_by_thousands() {

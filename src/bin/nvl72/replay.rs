@@ -251,7 +251,15 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     if a.topologies.is_empty() {
         return Err("--topologies: name at least one of nvl72, block, none".into());
     }
+    if a.w.slowdown.as_deref().is_some_and(|v| v != "off") {
+        return Err(
+            "replay --slowdown: the labs' jobs do not pay a slowdown yet, so the prediction \
+             must not either; use --slowdown off (the default)"
+                .into(),
+        );
+    }
     let mut cfg = a.w.sim_config(racks)?;
+    cfg.slowdown = Default::default();
     // The labs' own algorithm unless asked otherwise: replays are small enough for it.
     cfg.backfill = a.w.backfill.unwrap_or(Backfill::Conservative);
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());

@@ -7,11 +7,14 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use topology_nvl72::sim::failures::FailureModel;
-use topology_nvl72::sim::job::{hours, offered_load, set_offered_load, size_by_gpus, Job, Millis};
+use topology_nvl72::sim::job::{
+    assign_classes, hours, offered_load, set_offered_load, size_by_gpus, Job, Millis,
+};
 use topology_nvl72::sim::report::WorkloadInfo;
 use topology_nvl72::sim::sacct::{self, SacctOptions};
 use topology_nvl72::sim::scheduler::Backfill;
 use topology_nvl72::sim::simulation::SimConfig;
+use topology_nvl72::sim::slowdown::{parse_variant, ClassRule, Limits, Slowdown};
 use topology_nvl72::sim::synthetic::{self, SyntheticSpec};
 use topology_nvl72::sim::trace::{self, TraceSpec};
 
@@ -112,6 +115,21 @@ pub struct WorkloadArgs {
         allow_negative_numbers = true
     )]
     max_requeue: i64,
+    /// What a rack boundary costs a split job's run time: `off`, `low` (every job
+    /// data-parallel), `default` (dense, TP8), `high` (mixture of experts, EP32) or
+    /// `uniform:X` (every split job X times longer); constants as `,key=value` (e.g.
+    /// `high,phi_tight_moe=0.25`; docs/benchmarks.md, "The slowdown model") [default:
+    /// simulate default, replay off]
+    #[arg(long, value_name = "VARIANT[,KEY=V]")]
+    pub slowdown: Option<String>,
+    /// Draw each job's class instead of the variant's: shares `dp=0.3,dense=0.5,moe=0.2`, or
+    /// `by-size` (1-2 trays dp, 3-18 dense, 19+ moe)
+    #[arg(long, value_name = "MIX")]
+    comm_mix: Option<String>,
+    /// A run that its slowdown stretches past its time limit: `lenient` runs on (counted as
+    /// an overrun), `strict` is killed at the limit as Slurm does (its work is lost)
+    #[arg(long, value_enum, default_value = "lenient")]
+    time_limits: Limits,
 }
 
 impl WorkloadArgs {
@@ -140,7 +158,30 @@ impl WorkloadArgs {
         cfg.bf_depth = self.bf_depth;
         cfg.backfill = self.backfill.unwrap_or(Backfill::Easy);
         cfg.max_requeue = u32::try_from(self.max_requeue).ok();
+        let (model, variant, _) = parse_variant(self.variant())?;
+        cfg.slowdown = Slowdown {
+            model,
+            limits: self.time_limits,
+            variant,
+            classes: self.class_rule()?.describe(),
+        };
         Ok(cfg)
+    }
+
+    fn variant(&self) -> &str {
+        self.slowdown.as_deref().unwrap_or("default")
+    }
+
+    /// Which class each job gets: `--comm-mix`, else the variant's (dense for `off` and
+    /// `uniform`, where it changes nothing).
+    fn class_rule(&self) -> Result<ClassRule, String> {
+        match &self.comm_mix {
+            Some(mix) => ClassRule::parse(mix),
+            None => {
+                let (_, _, class) = parse_variant(self.variant())?;
+                Ok(ClassRule::All(class.unwrap_or_default()))
+            }
+        }
     }
 
     pub fn source(&self) -> Result<Source, String> {
@@ -312,6 +353,7 @@ impl WorkloadArgs {
         if !matches!(source, Source::Sacct(_)) || self.gpu_sized > 0.0 {
             size_by_gpus(&mut jobs, self.gpu_sized, self.seed);
         }
+        assign_classes(&mut jobs, &self.class_rule()?, self.seed);
         if let Some(path) = &self.save_stream {
             let text = serde_json::to_string_pretty(&jobs).map_err(|e| e.to_string())?;
             crate::output::write_file(path, text)?;

@@ -435,6 +435,7 @@ impl History {
                     trays: j.trays.max(1),
                     segment: j.segment,
                     by_gpus: j.by_gpus,
+                    class: Default::default(),
                     runtime,
                     limit: j.limit_s.saturating_mul(SECOND).max(runtime),
                 }
