@@ -35,6 +35,8 @@ use topology_nvl72::sim::verdict::verdict;
 
 #[path = "nvl72/admin.rs"]
 mod admin;
+#[path = "nvl72/breakeven.rs"]
+mod breakeven;
 #[path = "nvl72/calibrate.rs"]
 mod calibrate;
 #[path = "nvl72/output.rs"]
@@ -65,6 +67,9 @@ enum Cmd {
     /// Predict earlier replays (`replay --json`) again with this simulator and print the
     /// error of every prediction, per plugin, with and without failures.
     Calibrate(calibrate::CalibrateArgs),
+    /// Usable occupancy against a uniform slowdown of split jobs, and the slowdown at which
+    /// nvl72 catches up with block and with naive.
+    Breakeven(breakeven::BreakevenArgs),
     /// Check the segment-size capacity formula against the simulator.
     Analytic(AnalyticArgs),
     /// Engine decision latency (mean, p50, p99) at 0%, 50% and 90% occupancy.
@@ -198,6 +203,7 @@ fn main() -> ExitCode {
         Cmd::Analytic(a) => run_analytic(&a),
         Cmd::Bench(a) => run_bench(&a),
         Cmd::Summarize(a) => summarize(&a),
+        Cmd::Breakeven(a) => breakeven::run(&a),
         Cmd::Status(a) => admin::status(&a),
         Cmd::Check(_) | Cmd::Discover(_) => unreachable!("handled above"),
     };

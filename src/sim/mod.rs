@@ -23,6 +23,7 @@
 //! | [`latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`verdict`] | The plain-language verdict at the top of a report |
+//! | [`breakeven`] | The uniform slowdown at which nvl72 meets another policy on usable GPUs |
 //! | [`calibration`] | The simulator's measured error against real slurmctld replays |
 //! | [`analytic`] | The segment-size capacity formula and its check |
 //! | [`bench`] | Decision-latency scenarios |
@@ -31,6 +32,7 @@
 pub mod analytic;
 pub mod bench;
 pub mod block;
+pub mod breakeven;
 pub mod calibration;
 pub mod cluster;
 pub mod failures;

@@ -94,6 +94,13 @@ pub struct Params {
     /// Cost of each rack beyond the fewest the job's size needs (0–0.05; off by default:
     /// not in the reference, suggested by its C3).
     pub extra_rack: f64,
+    /// Scales every cost, `s = 1 + m·(s_model − 1)` (ref §4.6.2: 0, 0.5, 1, 2).
+    #[serde(default = "one")]
+    pub multiplier: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for Params {
@@ -109,6 +116,7 @@ impl Default for Params {
             phi_tight_moe: 0.15,
             s_max: 3.0,
             extra_rack: 0.0,
+            multiplier: 1.0,
         }
     }
 }
@@ -127,11 +135,12 @@ impl Params {
             "phi_tight_moe" => &mut self.phi_tight_moe,
             "s_max" => &mut self.s_max,
             "extra_rack" => &mut self.extra_rack,
+            "multiplier" => &mut self.multiplier,
             _ => {
                 return Err(format!(
                     "unknown slowdown parameter {key:?} (b_ring, b_nic, ring_floor, \
                      a2a_over_ib, alpha, phi_out, phi_tight_dense, phi_tight_moe, s_max, \
-                     extra_rack)"
+                     extra_rack, multiplier)"
                 ))
             }
         };
@@ -229,7 +238,9 @@ impl Model {
                 });
                 let fewest = n.div_ceil(rack_size.max(1));
                 let extra = p.extra_rack * pieces.len().saturating_sub(fewest) as f64;
-                (1.0 + outer + tight + extra).min(p.s_max).max(1.0)
+                (1.0 + p.multiplier * (outer + tight + extra))
+                    .min(p.s_max)
+                    .max(1.0)
             }
         };
         Factor {
@@ -554,6 +565,9 @@ mod tests {
             let f = Model::Priced(Params::default()).factor(&pieces, segment, class, 18);
             prop_assert!(f.s >= 1.0 && f.s <= 3.0);
             prop_assert_eq!(f.s == 1.0, pieces.len() == 1);
+            let half = Model::Priced(Params { multiplier: 0.5, ..Params::default() })
+                .factor(&pieces, segment, class, 18);
+            prop_assert!((half.s - 1.0 - (f.s - 1.0) / 2.0).abs() < 1e-9 || f.s == 3.0);
         }
 
         #[test]
