@@ -1,7 +1,8 @@
 //! Break-even: how slow must split jobs run before nvl72's locality pays for the trays it
-//! leaves idle? Every split job is priced at one uniform slowdown x (ref §4.6.1) and the
-//! usable occupancy of each policy is measured against x; x* is where nvl72's meets the
-//! other policy's.
+//! leaves idle? Split jobs are priced at one uniform slowdown x and the usable occupancy of
+//! each policy is measured against x; x* is where nvl72's meets the other policy's. Either
+//! every split pays x (ref §4.6.1: large jobs split under every policy, so x hits nvl72 too),
+//! or only the avoidable ones, jobs on more racks than their size needs.
 
 use super::job::Job;
 use super::metrics::PolicyReport;
@@ -41,26 +42,48 @@ pub fn crossing(mut gap: impl FnMut(f64) -> f64, lo: f64, hi: f64, tol: f64) -> 
     Crossing::At(above)
 }
 
-/// The reports of `kinds` with every split job `x` times slower (lenient or strict limits
+/// Which split jobs pay the uniform slowdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Splits {
+    /// Every job on more than one rack.
+    Every,
+    /// Jobs on more racks than their size needs.
+    Avoidable,
+}
+
+/// The reports of `kinds` with `splits` jobs `x` times slower (lenient or strict limits
 /// as `cfg` says).
-pub fn at(cfg: &SimConfig, jobs: &[Job], kinds: &[PolicyKind], x: f64) -> Vec<PolicyReport> {
+pub fn at(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    kinds: &[PolicyKind],
+    splits: Splits,
+    x: f64,
+) -> Vec<PolicyReport> {
     let mut cfg = cfg.clone();
-    cfg.slowdown.model = if x > 1.0 {
-        Model::Uniform(x)
-    } else {
-        Model::Off
+    cfg.slowdown.model = match splits {
+        _ if x <= 1.0 => Model::Off,
+        Splits::Every => Model::Uniform(x),
+        Splits::Avoidable => Model::Avoidable(x),
     };
-    cfg.slowdown.variant = format!("uniform:{x}");
+    cfg.slowdown.variant = format!("{splits:?}:{x}").to_lowercase();
     simulate_all(&cfg, jobs, kinds, true, &|_, _| {})
 }
 
 /// x* where nvl72's usable occupancy while jobs wait meets `other`'s. The gap is not
 /// strictly monotone (queues feed back), so x* is one crossing, bracketed to `tol`.
-pub fn solve(cfg: &SimConfig, jobs: &[Job], other: PolicyKind, hi: f64, tol: f64) -> Crossing {
+pub fn solve(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    other: PolicyKind,
+    splits: Splits,
+    hi: f64,
+    tol: f64,
+) -> Crossing {
     let kinds = [PolicyKind::Nvl72, other];
     crossing(
         |x| {
-            let r = at(cfg, jobs, &kinds, x);
+            let r = at(cfg, jobs, &kinds, splits, x);
             let u = |p: &PolicyReport| p.usable_occupancy_while_waiting.unwrap_or(0.0);
             u(&r[0]) - u(&r[1])
         },
@@ -114,12 +137,18 @@ mod tests {
         let jobs = generate(&SyntheticSpec::new(500, 0.9, 12.0 * 18.0, 3)).unwrap();
         let cfg = SimConfig::new(12);
         let gap = |x: f64| {
-            let r = at(&cfg, &jobs, &[PolicyKind::Nvl72, PolicyKind::Naive], x);
+            let r = at(
+                &cfg,
+                &jobs,
+                &[PolicyKind::Nvl72, PolicyKind::Naive],
+                Splits::Every,
+                x,
+            );
             r[0].usable_occupancy_while_waiting.unwrap()
                 - r[1].usable_occupancy_while_waiting.unwrap()
         };
         assert!(gap(1.0) < 0.0, "naive is ahead when splits are free");
-        match solve(&cfg, &jobs, PolicyKind::Naive, 3.0, 1e-3) {
+        match solve(&cfg, &jobs, PolicyKind::Naive, Splits::Every, 3.0, 1e-3) {
             Crossing::At(x) => assert!(x > 1.0 && x < 3.0 && gap(x) >= 0.0, "x* {x}"),
             other => panic!("{other:?}"),
         }

@@ -171,8 +171,13 @@ pub enum Model {
     /// Every job runs at full speed wherever it lands (the simulator before this model).
     #[default]
     Off,
-    /// Every job on more than one rack runs `x` times longer (the break-even sweep).
+    /// Every job on more than one rack runs `x` times longer (ref §4.6.1's sweep).
     Uniform(f64),
+    /// Every split the job did not ask for runs `x` times longer: a job without `--segment`
+    /// on more racks than its size needs (2 trays on 2 racks, 36 on 3), a job with one whose
+    /// segment a rack boundary cuts. The price of exactly the splits a topology-aware
+    /// scheduler avoids: necessary and segment-aligned splits cost nothing.
+    Avoidable(f64),
     /// The bandwidth model with these constants.
     Priced(Params),
 }
@@ -227,6 +232,17 @@ impl Model {
         let s = match *self {
             Model::Off => 1.0,
             Model::Uniform(x) => x.max(1.0),
+            Model::Avoidable(x) => {
+                let avoidable = match segment {
+                    Some(_) => k_cut.is_some(),
+                    None => pieces.len() > n.div_ceil(rack_size.max(1)),
+                };
+                if avoidable {
+                    x.max(1.0)
+                } else {
+                    1.0
+                }
+            }
             Model::Priced(p) => {
                 let outer = p.alpha.max(p.phi_out * (p.ring(k_min) - 1.0));
                 let tight = k_cut.map_or(0.0, |k_s| match class {
@@ -236,7 +252,7 @@ impl Model {
                     }
                     CommClass::Dp | CommClass::Dense => p.phi_tight_dense * (p.ring(k_s) - 1.0),
                 });
-                let fewest = n.div_ceil(rack_size.max(1));
+                let fewest = fewest_racks(n, segment, rack_size);
                 let extra = p.extra_rack * pieces.len().saturating_sub(fewest) as f64;
                 (1.0 + p.multiplier * (outer + tight + extra))
                     .min(p.s_max)
@@ -249,6 +265,15 @@ impl Model {
             k_min,
             cut: k_cut.is_some(),
         }
+    }
+}
+
+/// The fewest racks a job of `n` trays can take: whole segments per rack when it has them.
+pub fn fewest_racks(n: usize, segment: Option<usize>, rack_size: usize) -> usize {
+    let rack_size = rack_size.max(1);
+    match segment {
+        Some(s) if s > 0 && s <= rack_size => (n / s).div_ceil(rack_size / s),
+        _ => n.div_ceil(rack_size),
     }
 }
 
@@ -404,20 +429,23 @@ pub fn parse_variant(spec: &str) -> Result<(Model, String, Option<CommClass>), S
         "low" => (Model::Priced(Params::default()), Some(CommClass::Dp)),
         "default" => (Model::Priced(Params::default()), Some(CommClass::Dense)),
         "high" => (Model::Priced(Params::default()), Some(CommClass::Moe)),
-        u if u.starts_with("uniform:") => {
-            let x: f64 = u["uniform:".len()..]
+        u if u.starts_with("uniform:") || u.starts_with("avoidable:") => {
+            let (kind, x) = u.split_once(':').unwrap_or_default();
+            let x: f64 = x
                 .parse()
-                .map_err(|_| format!("--slowdown {spec}: uniform:X needs a number X >= 1"))?;
-            if !(x.is_finite() && x >= 1.0) {
-                return Err(format!(
-                    "--slowdown {spec}: uniform:X needs a number X >= 1"
-                ));
-            }
-            (Model::Uniform(x), None)
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x >= 1.0)
+                .ok_or_else(|| format!("--slowdown {spec}: {kind}:X needs a number X >= 1"))?;
+            let model = if kind == "uniform" {
+                Model::Uniform(x)
+            } else {
+                Model::Avoidable(x)
+            };
+            (model, None)
         }
         other => {
             return Err(format!(
-                "--slowdown {other:?}: expected off, low, default, high or uniform:X"
+                "--slowdown {other:?}: expected off, low, default, high, uniform:X or avoidable:X"
             ))
         }
     };
@@ -501,6 +529,13 @@ mod tests {
         let u = Model::Uniform(1.3);
         assert_eq!(u.factor(&[9, 9], None, CommClass::Dp, 18).s, 1.3);
         assert_eq!(u.factor(&[18], None, CommClass::Moe, 18).s, 1.0);
+        let a = Model::Avoidable(1.5);
+        assert_eq!(a.factor(&[1, 1], None, CommClass::Dp, 18).s, 1.5);
+        assert_eq!(a.factor(&[18, 14], None, CommClass::Moe, 18).s, 1.0);
+        assert_eq!(a.factor(&[12, 10, 10], None, CommClass::Dp, 18).s, 1.5);
+        // Segments are the user's own unit of splitting: only a cut one pays.
+        assert_eq!(a.factor(&[4, 4, 4, 4], Some(4), CommClass::Dp, 18).s, 1.0);
+        assert_eq!(a.factor(&[6, 10], Some(4), CommClass::Dp, 18).s, 1.5);
         let off = Model::Off.factor(&[1, 1], None, CommClass::Moe, 18);
         assert_eq!((off.s, off.racks, off.k_min, off.cut), (1.0, 2, 1, true));
     }
@@ -542,6 +577,10 @@ mod tests {
         let Model::Priced(p) = m else { panic!() };
         assert_eq!(p.phi_tight_moe, 0.25);
         assert_eq!(parse_variant("uniform:1.5").unwrap().0, Model::Uniform(1.5));
+        assert_eq!(
+            parse_variant("avoidable:2").unwrap().0,
+            Model::Avoidable(2.0)
+        );
         assert_eq!(parse_variant("off").unwrap().0, Model::Off);
         for bad in [
             "fast",

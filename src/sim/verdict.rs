@@ -183,14 +183,17 @@ pub fn usable_line(u: &Usable) -> String {
     .filter_map(|(name, theirs)| {
         let theirs = theirs?;
         let d = u.ours - theirs;
-        let n = grouped((d * u.healthy_gpus).abs().round() as u64);
-        let how = if d >= 0.0 { "more" } else { "fewer" };
+        let n = (d * u.healthy_gpus).abs().round() as u64;
         let rel = if theirs > 0.0 {
             format!(" ({:+.1}%)", (u.ours / theirs - 1.0) * 100.0)
         } else {
             String::new()
         };
-        let mut t = format!("{n} {how} usable GPUs than {name}{rel}");
+        let mut t = match (n, d >= 0.0) {
+            (0, _) => format!("as many usable GPUs as {name}{rel}"),
+            (n, true) => format!("{} more usable GPUs than {name}{rel}", grouped(n)),
+            (n, false) => format!("{} fewer usable GPUs than {name}{rel}", grouped(n)),
+        };
         if u.band.is_some_and(|b| (d * 100.0).abs() <= b) {
             t += ", within the simulator's error: not a finding";
         }
@@ -282,6 +285,8 @@ mod tests {
             "{line}"
         );
         assert!(!usable(0.8, 0.7, 0.7, None, false).contains("error"));
+        assert!(usable(0.8, 0.8, 0.7, None, false)
+            .contains("given as many usable GPUs as Slurm without a topology plugin (+0.0%) and"));
     }
 
     #[test]

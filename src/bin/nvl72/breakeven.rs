@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use topology_nvl72::sim::breakeven::{self, Crossing};
+use topology_nvl72::sim::breakeven::{self, Crossing, Splits};
 use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::policy::PolicyKind;
 
@@ -20,6 +20,10 @@ pub struct BreakevenArgs {
         default_value = "1,1.05,1.1,1.2,1.3,1.5,2"
     )]
     sweep: Vec<f64>,
+    /// Which split jobs pay x: `avoidable` (on more racks than their size needs: the splits
+    /// topology awareness avoids) or `every` (every job on more than one rack, ref §4.6.1)
+    #[arg(long, value_enum, default_value = "avoidable")]
+    splits: Splits,
     /// Search x* up to this slowdown
     #[arg(long, default_value_t = 3.0)]
     up_to: f64,
@@ -51,13 +55,17 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
         topology_nvl72::sim::report::describe_failures(&cfg.failures),
         cfg.slowdown.limits
     );
-    println!("usable occupancy while jobs wait, every split job x times slower:\n");
+    let which = match a.splits {
+        Splits::Every => "every split job",
+        Splits::Avoidable => "every job on more racks than its size needs",
+    };
+    println!("usable occupancy while jobs wait, {which} x times slower:\n");
     println!("| x | nvl72 | block | naive | naive's split work |");
     println!("|---|---|---|---|---|");
     let usable = |p: &PolicyReport| p.usable_occupancy_while_waiting.unwrap_or(0.0);
     let mut unpriced = None;
     for &x in &a.sweep {
-        let r = breakeven::at(&cfg, &jobs, &kinds, x);
+        let r = breakeven::at(&cfg, &jobs, &kinds, a.splits, x);
         println!(
             "| {x:.2} | {:.2}% | {:.2}% | {:.2}% | {:.1}% |",
             usable(&r[0]) * 100.0,
@@ -71,11 +79,11 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
     }
     let unpriced = match unpriced {
         Some(r) => r,
-        None => breakeven::at(&cfg, &jobs, &kinds, 1.0),
+        None => breakeven::at(&cfg, &jobs, &kinds, a.splits, 1.0),
     };
     println!("\nbreak-even x* (nvl72's usable occupancy catches up):");
     for (i, other) in [(1, PolicyKind::Block), (2, PolicyKind::Naive)] {
-        let x = breakeven::solve(&cfg, &jobs, other, a.up_to, a.tolerance);
+        let x = breakeven::solve(&cfg, &jobs, other, a.splits, a.up_to, a.tolerance);
         let o = |p: &PolicyReport| p.occupancy_while_waiting.unwrap_or(0.0);
         let f0 = unpriced[i].split_work_share.unwrap_or(0.0);
         let estimate = breakeven::first_order(o(&unpriced[0]), o(&unpriced[i]), f0)
