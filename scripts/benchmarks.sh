@@ -7,6 +7,10 @@
 #   OUT=/tmp/bench SEEDS="1 2" bash scripts/benchmarks.sh
 #   POLICIES=nvl72,nvl72-balanced LOADS=1.2 LAMBDAS="0.02 0.05" bash scripts/benchmarks.sh   # an A/B
 #   BACKFILL=conservative ONLY=phi bash scripts/benchmarks.sh   # Slurm's backfill (slow at 278 racks)
+#   SLOWDOWN=default bash scripts/benchmarks.sh   # split jobs pay the slowdown model
+#
+# SLOWDOWN is off by default: the tables of docs/benchmarks.md before the slowdown model were
+# made without it (split jobs at full speed). scripts/usable-sweep.sh runs the priced matrix.
 #
 # The tables of docs/benchmarks.md were made with the simulator's EASY backfill (`simulate`'s
 # default too), which keeps this matrix at 10 minutes; Slurm's own (`--backfill conservative`,
@@ -24,6 +28,7 @@ POLICIES=${POLICIES:-nvl72,block,naive,nvl72-start-now}
 LOADS=${LOADS:-0.9 1.2}
 LAMBDAS=${LAMBDAS:-0 0.02 0.05}
 BACKFILL=${BACKFILL:-easy}
+SLOWDOWN=${SLOWDOWN:-off}
 B=${CARGO_TARGET_DIR:-target}/release/nvl72
 
 cargo build --release --bin nvl72 >&2
@@ -47,7 +52,7 @@ for w in syn seg gpu phi phg ph4; do
                 f="$OUT/$w-$load-$lam-$seed.json"
                 # shellcheck disable=SC2086 # WORKLOAD holds several arguments
                 $B simulate ${WORKLOAD[$w]} --load "$load" --lambda "$lam" --seed "$seed" \
-                    --policies "$POLICIES" --backfill "$BACKFILL" --no-timing --quiet --json "$f" >/dev/null
+                    --policies "$POLICIES" --backfill "$BACKFILL" --slowdown "$SLOWDOWN" --no-timing --quiet --json "$f" >/dev/null
                 files+=("$f")
             done
             title="TITLE_$w"

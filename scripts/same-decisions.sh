@@ -8,7 +8,9 @@
 #   bash scripts/same-decisions.sh /tmp/nvl72-before target/release/nvl72
 # NEW_FIELDS="a,b": report fields the new build adds; they are removed (at any depth) before
 # the comparison, which is then of the reports as jq prints them.
-# AFTER_ARGS="...": extra `simulate` arguments for the new build only, e.g. `--backfill easy`
+# AFTER_ARGS="...": extra `simulate` arguments for the new build only, e.g. `--backfill easy`;
+#   against a build from before the slowdown model, `--slowdown off` (simulate's default prices
+#   split jobs since then, which changes every later decision)
 # against a build from before the calibrated scheduler model (with NEW_FIELDS=backfill,bf_window,tick_phase).
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE_NVL72 AFTER_NVL72" >&2; exit 2; }

@@ -43,6 +43,8 @@ mod calibrate;
 mod output;
 #[path = "nvl72/replay.rs"]
 mod replay;
+#[path = "nvl72/stretch.rs"]
+mod stretch;
 #[path = "nvl72/workload.rs"]
 mod workload;
 
@@ -70,6 +72,10 @@ enum Cmd {
     /// Usable occupancy against a uniform slowdown of split jobs, and the slowdown at which
     /// nvl72 catches up with block and with naive.
     Breakeven(breakeven::BreakevenArgs),
+    /// A priced replay lab's job script: sleep the base time × the slowdown of the nodes Slurm
+    /// gave the job.
+    #[command(hide = true)]
+    Stretch(stretch::StretchArgs),
     /// Check the segment-size capacity formula against the simulator.
     Analytic(AnalyticArgs),
     /// Engine decision latency (mean, p50, p99) at 0%, 50% and 90% occupancy.
@@ -204,6 +210,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => run_bench(&a),
         Cmd::Summarize(a) => summarize(&a),
         Cmd::Breakeven(a) => breakeven::run(&a),
+        Cmd::Stretch(a) => stretch::run(&a),
         Cmd::Status(a) => admin::status(&a),
         Cmd::Check(_) | Cmd::Discover(_) => unreachable!("handled above"),
     };

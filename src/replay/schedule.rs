@@ -8,6 +8,7 @@
 
 use crate::sim::failures::{FailureModel, FailureTimeline};
 use crate::sim::job::{Job, Millis, MINUTE};
+use crate::sim::slowdown::CommClass;
 
 /// One `sbatch`, in real time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub struct ReplayJob {
     pub segment: Option<usize>,
     /// `--gpus` instead of `-N`.
     pub by_gpus: bool,
+    /// How it communicates: what a split costs it when the replay prices splits.
+    pub class: CommClass,
     /// Real milliseconds after the replay starts.
     pub submit_ms: Millis,
     /// The job script's `sleep`, real milliseconds.
@@ -107,6 +110,7 @@ pub fn schedule(jobs: &[Job], spec: &ScheduleSpec) -> Result<Schedule, String> {
             trays: j.trays,
             segment: j.segment,
             by_gpus: j.by_gpus,
+            class: j.class,
             submit_ms,
             sleep_ms,
             limit_min,

@@ -15,7 +15,7 @@ use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
 use crate::sim::metrics::{PolicyReport, Price, Recorder, Snapshot};
 use crate::sim::policy::PolicyKind;
-use crate::sim::slowdown::Model;
+use crate::sim::slowdown::Slowdown;
 
 /// What the driver knows besides the log.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -72,16 +72,30 @@ pub fn tray_of(node: &str) -> Option<usize> {
     n.checked_sub(1)
 }
 
+/// How a real run is measured: the plugin's simulator policy, the lab's shape, the price
+/// its jobs paid for their splits, and the time series' bins.
+pub struct Measure<'a> {
+    pub kind: PolicyKind,
+    pub trays_per_rack: usize,
+    pub total_trays: usize,
+    pub slowdown: &'a Slowdown,
+    pub series_bins: usize,
+}
+
 /// The report of one real run.
 pub fn report(
     schedule: &Schedule,
     observed: &Observed,
     log: &[LogEvent],
-    kind: PolicyKind,
-    trays_per_rack: usize,
-    total_trays: usize,
-    series_bins: usize,
+    m: &Measure,
 ) -> (PolicyReport, Fidelity) {
+    let Measure {
+        kind,
+        trays_per_rack,
+        total_trays,
+        slowdown,
+        series_bins,
+    } = *m;
     let by_slurm: BTreeMap<u32, usize> = observed
         .slurm_ids
         .iter()
@@ -92,7 +106,8 @@ pub fn report(
     let mut fid = Fidelity::default();
     let mut late = Vec::new();
     let mut overheads = Vec::new();
-    let mut run_start: BTreeMap<usize, i64> = BTreeMap::new();
+    // Each run's start and what it was to sleep: its base × the slowdown of its nodes.
+    let mut run_start: BTreeMap<usize, (i64, i64)> = BTreeMap::new();
     let mut events: Vec<(i64, Ev)> = Vec::new();
     for e in log {
         let Some(&job) = by_slurm.get(&e.job) else {
@@ -117,12 +132,20 @@ pub fn report(
                 if !schedule.stream[job].by_gpus && trays.len() != schedule.stream[job].trays {
                     fid.wrong_size_starts += 1;
                 }
-                run_start.insert(job, e.at_ms);
+                let j = &schedule.stream[job];
+                let factor = slowdown.model.factor(
+                    &super::stretch::pieces(&trays, trays_per_rack),
+                    j.segment,
+                    j.class,
+                    trays_per_rack,
+                );
+                let sleep = super::stretch::sleep_ms(schedule.jobs[job].sleep_ms, &factor);
+                run_start.insert(job, (e.at_ms, sleep as i64));
                 Ev::Start { job, trays }
             }
             What::Ended => {
-                if let Some(start) = run_start.remove(&job) {
-                    overheads.push(e.at_ms - start - schedule.jobs[job].sleep_ms as i64);
+                if let Some((start, sleep)) = run_start.remove(&job) {
+                    overheads.push(e.at_ms - start - sleep);
                 }
                 Ev::End { job, killed: false }
             }
@@ -188,15 +211,14 @@ pub fn report(
                         *racks.entry(tray / trays_per_rack).or_default() += 1;
                     }
                     let racks: Vec<(usize, usize)> = racks.into_iter().collect();
-                    // Priced by the model the run was made with (step 10 wires it in).
+                    // Priced as the lab's job paid it (its script slept base × s).
+                    let j = &jobs[*job];
                     let pieces: Vec<usize> = racks.iter().map(|&(_, c)| c).collect();
-                    let factor = Model::Off.factor(
-                        &pieces,
-                        jobs[*job].segment,
-                        jobs[*job].class,
-                        trays_per_rack,
-                    );
-                    rec.started(&jobs[*job], t, &racks, Price::ends(factor));
+                    let factor = slowdown
+                        .model
+                        .factor(&pieces, j.segment, j.class, trays_per_rack);
+                    let (_, fate) = slowdown.run(j.runtime, j.limit, factor.s);
+                    rec.started(j, t, &racks, Price { factor, fate });
                     state.running.insert(*job, (t, trays.clone()));
                 }
                 Ev::End { job, killed } => {
@@ -294,6 +316,17 @@ mod tests {
     use crate::sim::failures::FailureModel;
     use crate::sim::job::{Job, HOUR};
 
+    fn measure(kind: PolicyKind) -> Measure<'static> {
+        static OFF: std::sync::LazyLock<Slowdown> = std::sync::LazyLock::new(Slowdown::default);
+        Measure {
+            kind,
+            trays_per_rack: 18,
+            total_trays: 36,
+            slowdown: &OFF,
+            series_bins: 10,
+        }
+    }
+
     fn two_jobs() -> Schedule {
         let job = |id, submit, trays| Job::plain(id, submit, trays, HOUR, 2 * HOUR);
         let spec = ScheduleSpec {
@@ -334,7 +367,7 @@ mod tests {
             ev(1_000_000 + m + m / 2, 8, nodes(10, 29)),
             ev(1_000_000 + 2 * m + m / 2, 8, What::Ended),
         ];
-        let (r, fid) = report(&p, &obs, &log, PolicyKind::Nvl72, 18, 36, 10);
+        let (r, fid) = report(&p, &obs, &log, &measure(PolicyKind::Nvl72));
         assert_eq!(r.label.as_deref(), Some("slurm nvl72"));
         assert_eq!((r.completed, r.unfinished), (2, 0));
         assert_eq!(r.small_jobs_in_one_rack.share, Some(1.0));
@@ -369,7 +402,7 @@ mod tests {
             ev(40_000, 1, nodes(19, 36)),
             ev(100_000, 1, What::Ended),
         ];
-        let (r, fid) = report(&p, &obs, &log, PolicyKind::Block, 18, 36, 10);
+        let (r, fid) = report(&p, &obs, &log, &measure(PolicyKind::Block));
         assert_eq!((r.requeues, r.tray_failures, r.completed), (1, 1, 1));
         // Only the run that ended counts: 60 s after its second start, its sleep.
         assert_eq!(fid.run_overhead_median_ms, Some(0));
@@ -380,6 +413,54 @@ mod tests {
         );
         assert_eq!(r.small_jobs_in_one_rack.eligible, 2);
         assert!((r.wait[0].mean_h - 10.0 / 60.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_priced_run_counts_a_split_jobs_gpus_at_their_speed() {
+        let p = two_jobs();
+        let obs = Observed {
+            t0_ms: 0,
+            slurm_ids: vec![Some(7), Some(8)],
+            tray_events: vec![],
+            held: vec![],
+        };
+        let m = 60_000;
+        // Job 7 runs its hour in rack 1; job 8 starts half an hour later over both racks
+        // (10 + 10: dense, s = 1.02) for its stretched hour.
+        let log = [
+            ev(0, 7, What::Submitted),
+            ev(0, 7, nodes(1, 18)),
+            ev(m, 8, What::Submitted),
+            ev(m, 7, What::Ended),
+            ev(m + m / 2, 8, nodes(9, 28)),
+            ev(m + m / 2 + 61_200, 8, What::Ended),
+        ];
+        let priced = Slowdown {
+            model: crate::sim::slowdown::parse_variant("default").unwrap().0,
+            ..Slowdown::default()
+        };
+        let (r, fid) = report(
+            &p,
+            &obs,
+            &log,
+            &Measure {
+                slowdown: &priced,
+                ..measure(PolicyKind::Naive)
+            },
+        );
+        assert_eq!(r.mean_slowdown_split, Some(1.02));
+        // Work is tray time ÷ slowdown: job 8 did 20 trays × 60 s, job 7 18 × 60 s.
+        let share = |r: &PolicyReport| r.split_work_share.unwrap();
+        assert!((share(&r) - 1200.0 / 2280.0).abs() < 1e-9, "{}", share(&r));
+        // Its run over its stretched sleep: 61.2 s for 60 s × 1.02.
+        assert_eq!(fid.run_overhead_median_ms, Some(0));
+        // Unpriced, its 61.2 s count in full.
+        let (off, _) = report(&p, &obs, &log, &measure(PolicyKind::Naive));
+        assert!(
+            (share(&off) - 1224.0 / 2304.0).abs() < 1e-9,
+            "{}",
+            share(&off)
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::job::Job;
+use super::metrics::PolicyReport;
 use super::policy::PolicyKind;
 use super::scheduler::Backfill;
 use super::simulation::{simulate_all, SimConfig};
@@ -26,6 +27,17 @@ pub fn ensemble(
     models: &[PolicyKind],
     members: usize,
 ) -> Vec<Option<(f64, f64)>> {
+    ensemble_of(cfg, jobs, models, members, |r| r.occupancy_while_waiting)
+}
+
+/// [`ensemble`] of any one figure of the reports (usable occupancy, say).
+pub fn ensemble_of(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    models: &[PolicyKind],
+    members: usize,
+    figure: fn(&PolicyReport) -> Option<f64>,
+) -> Vec<Option<(f64, f64)>> {
     let period = cfg.sched_period.filter(|&p| p > 0);
     let members = if period.is_some() { members.max(1) } else { 1 };
     let mut runs: Vec<Vec<Option<f64>>> = Vec::new();
@@ -33,7 +45,7 @@ pub fn ensemble(
         let mut c = cfg.clone();
         c.tick_phase = period.map_or(0, |p| p * i as u64 / members as u64);
         let reports = simulate_all(&c, jobs, models, true, &|_, _| {});
-        runs.push(reports.iter().map(|r| r.occupancy_while_waiting).collect());
+        runs.push(reports.iter().map(figure).collect());
     }
     (0..models.len())
         .map(|m| {

@@ -66,6 +66,7 @@ use super::idle::{Cause, Idle, CAUSES};
 use super::job::{class_of, hours, Job, Millis, CLASSES};
 use super::latency::LatencySummary;
 use super::policy::PolicyKind;
+pub use super::slowdown::Fate;
 use super::slowdown::{CommClass, Factor};
 
 /// The cluster at one moment, as the metrics need it.
@@ -104,18 +105,6 @@ struct OpenRun {
     /// Indexes into [`CommClass::ALL`] and [`CLASSES`].
     comm: usize,
     size: usize,
-}
-
-/// How a run will end, as far as its slowdown and time limit decide (a tray failure may
-/// still kill it first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fate {
-    /// Within its limit.
-    Ends,
-    /// Its stretched run passes the limit and it runs on (lenient limits).
-    Overruns,
-    /// Slurm kills it at its limit (strict limits): none of its work is usable.
-    TimesOut,
 }
 
 /// What a start costs: the placement's slowdown and the run's fate.

@@ -18,7 +18,8 @@ use super::job::{Job, Millis, HOUR};
 use super::metrics::{Fate, PolicyReport, Price, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
 use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
-use super::slowdown::{Limits, Slowdown};
+use super::slowdown::Slowdown;
+
 use crate::config::Policy;
 
 /// Everything about a run except the workload and the policy.
@@ -448,12 +449,12 @@ impl<'a> Sim<'a> {
                 .slowdown
                 .model
                 .factor(&pieces, j.segment, j.class, self.cfg.trays_per_rack);
-        let stretched = Slowdown::stretch(j.runtime, factor.s);
+        let (ran, fate) = self.cfg.slowdown.run(j.runtime, j.limit, factor.s);
         let overhead = self.cfg.run_overhead.unwrap_or(0);
-        let (held_for, fate) = match self.cfg.slowdown.limits {
-            _ if stretched <= j.limit => ((stretched + overhead).min(j.limit), Fate::Ends),
-            Limits::Lenient => (stretched + overhead, Fate::Overruns),
-            Limits::Strict => (j.limit, Fate::TimesOut),
+        let held_for = match fate {
+            Fate::Ends => (ran + overhead).min(j.limit),
+            Fate::Overruns => ran + overhead,
+            Fate::TimesOut => j.limit,
         };
         self.rec.started(j, now, &racks, Price { factor, fate });
         self.events

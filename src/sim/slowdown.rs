@@ -303,6 +303,18 @@ pub enum Limits {
     Strict,
 }
 
+/// How a run will end, as far as its slowdown and time limit decide (a tray failure may
+/// still kill it first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Within its limit.
+    Ends,
+    /// Its stretched run passes the limit and it runs on (lenient limits).
+    Overruns,
+    /// Slurm kills it at its limit (strict limits): none of its work is usable.
+    TimesOut,
+}
+
 /// The simulator's slowdown setting: the model, what happens at the limit, and how the
 /// jobs' classes were assigned (for reports).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -339,6 +351,18 @@ impl Slowdown {
 
     pub fn is_off(&self) -> bool {
         self.model == Model::Off
+    }
+
+    /// How long a run of `runtime` at slowdown `s` lasts against its `limit`, and its fate:
+    /// within the limit it ends; past it, it runs on (lenient) or Slurm ends it at the limit
+    /// (strict). The simulator and the measure of a real run decide it alike.
+    pub fn run(&self, runtime: u64, limit: u64, s: f64) -> (u64, Fate) {
+        let stretched = Slowdown::stretch(runtime, s);
+        match self.limits {
+            _ if stretched <= limit => (stretched, Fate::Ends),
+            Limits::Lenient => (stretched, Fate::Overruns),
+            Limits::Strict => (limit, Fate::TimesOut),
+        }
     }
 
     /// One line for the reports.

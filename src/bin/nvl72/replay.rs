@@ -27,8 +27,8 @@ use crate::output::write_file;
 use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
 use topology_nvl72::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
-use topology_nvl72::replay::timeline::{report, Fidelity};
-use topology_nvl72::sim::calibration::ensemble;
+use topology_nvl72::replay::timeline::{report, Fidelity, Measure};
+use topology_nvl72::sim::calibration::{ensemble, ensemble_of};
 use topology_nvl72::sim::job::{hours, set_offered_load, Job, HOUR};
 use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::plot;
@@ -251,15 +251,8 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     if a.topologies.is_empty() {
         return Err("--topologies: name at least one of nvl72, block, none".into());
     }
-    if a.w.slowdown.as_deref().is_some_and(|v| v != "off") {
-        return Err(
-            "replay --slowdown: the labs' jobs do not pay a slowdown yet, so the prediction \
-             must not either; use --slowdown off (the default)"
-                .into(),
-        );
-    }
-    let mut cfg = a.w.sim_config(racks)?;
-    cfg.slowdown = Default::default();
+    // Off unless asked: a priced replay's jobs sleep their stretched time (`nvl72 stretch`).
+    let mut cfg = a.w.sim_config_or(racks, "off")?;
     // The labs' own algorithm unless asked otherwise: replays are small enough for it.
     cfg.backfill = a.w.backfill.unwrap_or(Backfill::Conservative);
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
@@ -310,6 +303,12 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     // The tables: one tick phase. The occupancy compared: the mean over the phases.
     let predicted = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
     let prediction = ensemble(&cfg, &schedule.stream, &models, ENSEMBLE);
+    // Priced splits: usable occupancy, real against predicted, leads.
+    let usable_prediction = (!cfg.slowdown.is_off()).then(|| {
+        ensemble_of(&cfg, &schedule.stream, &models, ENSEMBLE, |r| {
+            r.usable_occupancy_while_waiting
+        })
+    });
     let mut assumptions = format!(
         "slurmctld {} in every lab: SchedulerParameters={SCHED_PARAMS}, Slurm's defaults otherwise\nsimulator: {}",
         a.series,
@@ -321,15 +320,21 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     }
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
+        if let Some(u) = &usable_prediction {
+            println!("{}", usable_comparison(&[], &models, u));
+        }
         println!("{}", comparison(&[], &models, &prediction, &[]));
         println!("{assumptions}");
         return Ok(());
     }
 
-    let (real, fidelity, ends) = run_labs(a, &schedule, racks, cfg.max_requeue)?;
+    let (real, fidelity, ends) = run_labs(a, &schedule, racks, &cfg)?;
     let mut all = real.clone();
     all.extend(predicted.iter().cloned());
     print!("{}", table(&info, &cfg, all.clone()));
+    if let Some(u) = &usable_prediction {
+        println!("{}", usable_comparison(&real, &models, u));
+    }
     println!("{}", comparison(&real, &models, &prediction, &fidelity));
     for (topo, e) in &ends {
         println!("{}", describe_ends(*topo, e));
@@ -407,8 +412,9 @@ fn run_labs(
     a: &ReplayArgs,
     schedule: &Schedule,
     racks: usize,
-    max_requeue: Option<u32>,
+    cfg: &SimConfig,
 ) -> Result<RealRuns, String> {
+    let max_requeue = cfg.max_requeue;
     std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
     let scripts = scripts_dir(a.scripts.as_deref())?;
     let multi = MultiProgress::with_draw_target(if a.quiet || !std::io::stderr().is_terminal() {
@@ -434,6 +440,7 @@ fn run_labs(
             bar: bar(&multi, topo, schedule),
             series: a.series.clone(),
             cloud: a.cloud,
+            slowdown: cfg.slowdown.clone(),
         })
         .collect();
     let run = |lab: &Lab| -> Result<lab::LabRun, String> {
@@ -480,10 +487,13 @@ fn run_labs(
             schedule,
             &observed,
             &events,
-            lab.topo.model(),
-            18,
-            racks * 18,
-            200,
+            &Measure {
+                kind: lab.topo.model(),
+                trays_per_rack: 18,
+                total_trays: racks * 18,
+                slowdown: &cfg.slowdown,
+                series_bins: 200,
+            },
         );
         real.push(r);
         fidelity.push((lab.topo, fid));
@@ -530,6 +540,52 @@ fn table(info: &WorkloadInfo, cfg: &SimConfig, policies: Vec<PolicyReport>) -> S
     .to_table()
 }
 
+/// Usable occupancy, real against predicted, per plugin (a priced replay).
+fn usable_comparison(
+    real: &[PolicyReport],
+    models: &[PolicyKind],
+    prediction: &[Option<(f64, f64)>],
+) -> String {
+    let mut out =
+        "\nUSABLE GPU occupancy while jobs wait (GPU time ÷ each job's slowdown: its script \
+         slept base × s for the nodes Slurm gave it): real Slurm vs the simulator\n"
+            .to_string();
+    out += &real_vs_predicted(real, models, prediction, |r| {
+        r.usable_occupancy_while_waiting
+    });
+    out
+}
+
+/// One line per plugin: `figure` in the real run against the prediction's mean.
+fn real_vs_predicted(
+    real: &[PolicyReport],
+    models: &[PolicyKind],
+    prediction: &[Option<(f64, f64)>],
+    figure: fn(&PolicyReport) -> Option<f64>,
+) -> String {
+    use std::fmt::Write;
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
+    let points = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:+.2}", (a - b) * 100.0),
+        _ => "-".into(),
+    };
+    let mut out = String::new();
+    for (i, (k, p)) in models.iter().zip(prediction).enumerate() {
+        let r = real.get(i);
+        let mean = p.map(|p| p.0);
+        let _ = writeln!(
+            out,
+            "  {:<6} real {:>7}  simulator {:>7} ({} points; the phases range over {} points)",
+            k.to_string(),
+            r.map_or("-".into(), |r| pct(figure(r))),
+            pct(mean),
+            points(r.and_then(figure), mean),
+            p.map_or("-".into(), |p| format!("{:.1}", p.1)),
+        );
+    }
+    out
+}
+
 /// Real against predicted, per plugin, and the targets of the replay.
 fn comparison(
     real: &[PolicyReport],
@@ -538,29 +594,12 @@ fn comparison(
     fidelity: &[(Topo, Fidelity)],
 ) -> String {
     use std::fmt::Write;
-    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
     let occ = |r: &PolicyReport| r.occupancy_while_waiting;
-    let points = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:+.2}", (a - b) * 100.0),
-        _ => "-".into(),
-    };
     let mut out = format!(
         "\nGPU occupancy while jobs wait: real Slurm vs the simulator on the same stream (the mean \
          of {ENSEMBLE} runs whose passes fall at spread phases of slurmctld's 1 s tick)\n"
     );
-    for (i, (k, p)) in models.iter().zip(prediction).enumerate() {
-        let r = real.get(i);
-        let mean = p.map(|p| p.0);
-        let _ = writeln!(
-            out,
-            "  {:<6} real {:>7}  simulator {:>7} ({} points; the phases range over {} points)",
-            k.to_string(),
-            r.map_or("-".into(), |r| pct(occ(r))),
-            pct(mean),
-            points(r.and_then(occ), mean),
-            p.map_or("-".into(), |p| format!("{:.1}", p.1)),
-        );
-    }
+    out += &real_vs_predicted(real, models, prediction, |r| r.occupancy_while_waiting);
     let rank = |rs: &[(String, f64)]| {
         let mut v = rs.to_vec();
         v.sort_by(|a, b| b.1.total_cmp(&a.1));

@@ -27,6 +27,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use topology_nvl72::replay::observe::{parse_log, What};
+use topology_nvl72::replay::stretch::{factor_of_nodes, sleep_ms};
+use topology_nvl72::sim::slowdown::{CommClass, Limits, Slowdown};
 
 use super::lab::unix_ms;
 
@@ -59,13 +61,25 @@ pub struct CloudEnds {
     pub starts_seen: usize,
 }
 
+/// A submitted job's run, as the driver times it.
+#[derive(Debug, Clone)]
+pub(super) struct RunSpec {
+    /// Its sleep at NVLink speed, real ms.
+    pub(super) sleep_ms: u64,
+    pub(super) limit_min: u64,
+    pub(super) segment: Option<usize>,
+    pub(super) class: CommClass,
+}
+
 /// The driver's record of runs and ends, shared with the submitting thread.
 #[derive(Default)]
 pub(super) struct Book {
-    /// Slurm job id -> how long each of its runs lasts, real ms (`min(sleep, limit + 1 s)`).
-    runs: HashMap<u32, i64>,
-    /// Starts read before the submitting thread registered the job id.
-    early_starts: HashMap<u32, i64>,
+    /// What a split costs the jobs (off: every run lasts its sleep).
+    slowdown: Slowdown,
+    /// Slurm job id -> its run.
+    runs: HashMap<u32, RunSpec>,
+    /// Starts (time, nodes) read before the submitting thread registered the job id.
+    early_starts: HashMap<u32, (i64, Vec<String>)>,
     /// Ends to send: job -> due (Unix ms).
     due: HashMap<u32, i64>,
     /// Jobs being requeued by the driver whose `Requeuing` line has not been read yet.
@@ -73,11 +87,35 @@ pub(super) struct Book {
 }
 
 impl Book {
-    /// The job `id` was submitted; each run of it lasts `run_ms`.
-    pub(super) fn register(&mut self, id: u32, run_ms: i64) {
-        self.runs.insert(id, run_ms);
-        if let Some(at) = self.early_starts.remove(&id) {
-            self.due.insert(id, at + run_ms);
+    /// The jobs pay `slowdown` for the nodes they start on.
+    pub(super) fn price_with(&mut self, slowdown: Slowdown) {
+        self.slowdown = slowdown;
+    }
+
+    /// The job `id` was submitted.
+    pub(super) fn register(&mut self, id: u32, run: RunSpec) {
+        if let Some((at, nodes)) = self.early_starts.remove(&id) {
+            let due = at + self.run_ms(&run, &nodes);
+            self.due.insert(id, due);
+        }
+        self.runs.insert(id, run);
+    }
+
+    /// How long a run on `nodes` lasts, real ms: its sleep × the slowdown of those nodes;
+    /// past its limit by one second at most, as Slurm would have killed it, unless lenient
+    /// limits let it run on (the lab then has `OverTimeLimit=UNLIMITED`).
+    fn run_ms(&self, run: &RunSpec, nodes: &[String]) -> i64 {
+        let stretched = if self.slowdown.is_off() {
+            run.sleep_ms
+        } else {
+            // A start line whose nodes are not lab trays is priced as one rack.
+            factor_of_nodes(&self.slowdown, nodes, run.segment, run.class, 18)
+                .map_or(run.sleep_ms, |f| sleep_ms(run.sleep_ms, &f))
+        };
+        if !self.slowdown.is_off() && self.slowdown.limits == Limits::Lenient {
+            stretched as i64
+        } else {
+            run_ms(stretched, run.limit_min)
         }
     }
 
@@ -92,13 +130,14 @@ impl Book {
         self.killing.remove(&id);
     }
 
-    fn started(&mut self, id: u32, at_ms: i64) {
+    fn started(&mut self, id: u32, at_ms: i64, nodes: &[String]) {
         match self.runs.get(&id) {
             Some(run) => {
-                self.due.insert(id, at_ms + run);
+                let due = at_ms + self.run_ms(run, nodes);
+                self.due.insert(id, due);
             }
             None => {
-                self.early_starts.insert(id, at_ms);
+                self.early_starts.insert(id, (at_ms, nodes.to_vec()));
             }
         }
     }
@@ -354,9 +393,9 @@ fn run(
         let events = parse_log(&tail.read())?;
         for e in events {
             match e.what {
-                What::Started(_) => {
+                What::Started(nodes) => {
                     stats.starts_seen += 1;
-                    b.started(e.job, e.at_ms);
+                    b.started(e.job, e.at_ms, &nodes);
                 }
                 What::Requeued => b.requeued(e.job),
                 What::Ended => b.ended(e.job),
@@ -405,30 +444,56 @@ pub(super) fn run_ms(sleep_ms: u64, limit_min: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use topology_nvl72::sim::slowdown::parse_variant;
+
+    fn sleeps(ms: u64) -> RunSpec {
+        RunSpec {
+            sleep_ms: ms,
+            limit_min: 10,
+            segment: None,
+            class: CommClass::Dense,
+        }
+    }
+
+    #[test]
+    fn a_split_start_is_ended_after_its_sleep_times_its_slowdown() {
+        let mut b = Book::default();
+        b.price_with(Slowdown {
+            model: parse_variant("default").unwrap().0,
+            ..Slowdown::default()
+        });
+        b.register(1, sleeps(1000));
+        b.started(1, 0, &["gb018".into(), "gb019".into()]);
+        assert_eq!(b.next_due(), Some(1634)); // 1 + 1 over the boundary: 1.633
+        b.register(2, sleeps(1000));
+        b.started(2, 0, &["gb019".into(), "gb020".into()]);
+        assert_eq!(b.take_due(1000), [(2, 1000)]);
+    }
 
     #[test]
     fn an_end_is_due_at_start_plus_run_and_never_for_a_job_being_requeued() {
         let mut b = Book::default();
-        b.register(1, 500);
-        b.started(1, 1000);
+        let none: &[String] = &[];
+        b.register(1, sleeps(500));
+        b.started(1, 1000, none);
         // A start read before its sbatch returned.
-        b.started(2, 1200);
-        b.register(2, 100);
+        b.started(2, 1200, none);
+        b.register(2, sleeps(100));
         assert_eq!(b.next_due(), Some(1300));
         assert_eq!(b.take_due(1400), [(2, 1300)]);
         // The driver requeues job 1: its end is never sent, even once the log shows the old
         // run's start again, until the Requeuing line.
         b.killing(1);
-        b.started(1, 1000);
+        b.started(1, 1000, none);
         assert_eq!(b.take_due(2000), []);
         assert_eq!(b.next_due(), None);
         b.requeued(1);
-        b.started(1, 3000);
+        b.started(1, 3000, none);
         assert_eq!(b.take_due(3499), []);
         assert_eq!(b.take_due(3500), [(1, 3500)]);
         // An end read in the log (scancel) cancels the pending one.
-        b.register(3, 100);
-        b.started(3, 0);
+        b.register(3, sleeps(100));
+        b.started(3, 0, none);
         b.ended(3);
         assert_eq!(b.take_due(10_000), []);
     }

@@ -13,8 +13,9 @@ use indicatif::ProgressBar;
 use topology_nvl72::hostlist;
 use topology_nvl72::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use topology_nvl72::replay::timeline::Observed;
+use topology_nvl72::sim::slowdown::{Limits, Slowdown};
 
-use super::cloud::{run_ms, CloudEnds, Ender};
+use super::cloud::{CloudEnds, Ender, RunSpec};
 use super::{ReplayArgs, Topo, SCHED_PARAMS};
 
 pub(super) fn unix_ms() -> i64 {
@@ -53,7 +54,12 @@ pub(super) struct Lab {
     pub(super) series: String,
     /// Trays are cloud nodes without slurmd; the driver ends the jobs.
     pub(super) cloud: bool,
+    /// What a split costs the lab's jobs (they sleep base × s); off: they sleep their base.
+    pub(super) slowdown: Slowdown,
 }
+
+/// Where a priced lab's job scripts find `nvl72 stretch`: the driver's own binary, copied in.
+const STRETCH_PATH: &str = "/usr/local/lib/nvl72-stretch";
 
 /// The lab's name of tray `tray` (0-based) in a lab of `trays` trays: `gb001`..., or
 /// `gb0001`... above 999 trays, as lab-up.sh names them.
@@ -96,8 +102,14 @@ impl Lab {
             .env(
                 "EXTRA_CONF",
                 format!(
-                    "JobCompType=jobcomp/filetxt\nJobCompLoc={}/var/log/jobcomp.txt",
-                    self.dir
+                    "JobCompType=jobcomp/filetxt\nJobCompLoc={}/var/log/jobcomp.txt{}",
+                    self.dir,
+                    // Lenient limits: a slowed job runs past its limit, as the simulator's does.
+                    if !self.slowdown.is_off() && self.slowdown.limits == Limits::Lenient {
+                        "\nOverTimeLimit=UNLIMITED"
+                    } else {
+                        ""
+                    }
                 ),
             )
             .env("WAIT", "300")
@@ -163,15 +175,21 @@ impl Lab {
             self.up(racks, a)
                 .map_err(|again| format!("{first}; and again: {again}"))?;
         }
+        if !self.slowdown.is_off() && !self.cloud {
+            self.install_stretch()?;
+        }
         let log_path = format!("{}/var/log/slurmctld.log", self.dir);
         let ender = if self.cloud {
-            Some(Ender::start(
-                PathBuf::from(format!("{}/rootfs", self.dir)),
-                std::path::Path::new(&log_path),
-                &self.series,
-                &tray_name(0, trays),
-                &a.out.join(format!("{}-end-jobs.log", self.topo.name())),
-            )?)
+            Some(
+                Ender::start(
+                    PathBuf::from(format!("{}/rootfs", self.dir)),
+                    std::path::Path::new(&log_path),
+                    &self.series,
+                    &tray_name(0, trays),
+                    &a.out.join(format!("{}-end-jobs.log", self.topo.name())),
+                )
+                .inspect(|e| e.book().price_with(self.slowdown.clone()))?,
+            )
         } else {
             None
         };
@@ -225,7 +243,15 @@ impl Lab {
                     Ok(id) => {
                         obs.slurm_ids[i] = Some(id);
                         if let Some(ender) = &ender {
-                            ender.book().register(id, run_ms(j.sleep_ms, j.limit_min));
+                            ender.book().register(
+                                id,
+                                RunSpec {
+                                    sleep_ms: j.sleep_ms,
+                                    limit_min: j.limit_min,
+                                    segment: j.segment,
+                                    class: j.class,
+                                },
+                            );
                         }
                     }
                     Err(e) => errors.push(e),
@@ -289,6 +315,30 @@ impl Lab {
         Ok((obs, log, ends))
     }
 
+    /// Copies this binary into the chroot, where the job scripts run `nvl72 stretch`.
+    fn install_stretch(&self) -> Result<(), String> {
+        let exe = std::env::current_exe().map_err(|e| format!("the nvl72 binary: {e}"))?;
+        let inside = format!("{}/rootfs{STRETCH_PATH}", self.dir);
+        std::fs::copy(&exe, &inside).map_err(|e| format!("{} -> {inside}: {e}", exe.display()))?;
+        Ok(())
+    }
+
+    /// The job script: sleep the base time, or, when splits are priced, `nvl72 stretch`
+    /// (base × s for the nodes Slurm gave the job).
+    fn job_script(&self, j: &ReplayJob) -> String {
+        if self.slowdown.is_off() {
+            return format!("sleep {}.{:03}", j.sleep_ms / 1000, j.sleep_ms % 1000);
+        }
+        let model = serde_json::to_string(&self.slowdown).expect("a slowdown serializes");
+        let segment = j
+            .segment
+            .map_or(String::new(), |s| format!(" --segment {s}"));
+        format!(
+            "exec {STRETCH_PATH} stretch --base-ms {}{segment} --class {} --slowdown '{model}'",
+            j.sleep_ms, j.class
+        )
+    }
+
     /// `sbatch` of one job; Slurm's job id.
     fn submit(&self, j: &ReplayJob) -> Result<u32, String> {
         let mut args: Vec<String> = vec![
@@ -309,11 +359,7 @@ impl Lab {
         if let Some(s) = j.segment {
             args.push(format!("--segment={s}"));
         }
-        args.push(format!(
-            "--wrap=sleep {}.{:03}",
-            j.sleep_ms / 1000,
-            j.sleep_ms % 1000
-        ));
+        args.push(format!("--wrap={}", self.job_script(j)));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = self.slurm(&argv)?;
         let id = out.trim().split(';').next().unwrap_or("");

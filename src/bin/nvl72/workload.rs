@@ -149,6 +149,11 @@ impl WorkloadArgs {
 
     /// The simulator's configuration for `racks` racks (failures, seeds, backfill depth).
     pub fn sim_config(&self, racks: usize) -> Result<SimConfig, String> {
+        self.sim_config_or(racks, "default")
+    }
+
+    /// [`Self::sim_config`], with `default_slowdown` when `--slowdown` is not given.
+    pub fn sim_config_or(&self, racks: usize, default_slowdown: &str) -> Result<SimConfig, String> {
         if racks == 0 {
             return Err("--racks must be at least 1".into());
         }
@@ -158,7 +163,8 @@ impl WorkloadArgs {
         cfg.bf_depth = self.bf_depth;
         cfg.backfill = self.backfill.unwrap_or(Backfill::Easy);
         cfg.max_requeue = u32::try_from(self.max_requeue).ok();
-        let (model, variant, _) = parse_variant(self.variant())?;
+        let (model, variant, _) =
+            parse_variant(self.slowdown.as_deref().unwrap_or(default_slowdown))?;
         cfg.slowdown = Slowdown {
             model,
             limits: self.time_limits,
