@@ -163,6 +163,7 @@ fn job_request<'c>(call: &Call<'c>, te: TopoEval<'c>, job: Job<'c>) -> (JobReque
         demand: shape.demand(),
         ends_at: None,
         segment_placement: segment_flags(job.bit_flags()),
+        switches: None,
     };
     (req, shape)
 }

@@ -23,6 +23,28 @@ pub struct JobRequest {
     /// The job's own segment rule (`--spread-segments`, `--consolidate-segments` on Slurm
     /// 25.11+), which overrides `[policy] segment_placement`.
     pub segment_placement: Option<SegmentPlacement>,
+    /// `--switches=count[@max-time]` (or `[policy] switches`): the most racks the job may
+    /// take while it has not waited out its time; None keeps every rule as it is.
+    pub switches: Option<RackLimit>,
+}
+
+/// A job's rack limit, the plugin's reading of `--switches=count[@max-time]`: topology/tree
+/// counts leaf switches, an NVL72 job crosses NVLink domains, so the count is racks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RackLimit {
+    /// The most racks the job may take while the limit holds (`req_switch`). 0 counts as
+    /// 1: every job takes a rack.
+    pub max_racks: usize,
+    /// The job has waited `wait4switch` seconds: it may take as many racks as it needs now
+    /// (topology/tree then sets `best_switch` whatever the count).
+    pub lifted: bool,
+}
+
+impl RackLimit {
+    /// The limit that still binds: None once lifted.
+    pub fn active(self) -> Option<usize> {
+        (!self.lifted).then_some(self.max_racks.max(1))
+    }
 }
 
 impl JobRequest {
@@ -35,6 +57,7 @@ impl JobRequest {
             demand: Demand::default(),
             ends_at: None,
             segment_placement: None,
+            switches: None,
         }
     }
 
