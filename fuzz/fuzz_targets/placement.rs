@@ -7,7 +7,9 @@
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::config::{Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement};
+use topology_nvl72::config::{
+    Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement, Switches,
+};
 use topology_nvl72::model::{ClusterView, Topology, Tray};
 use topology_nvl72::placement::reference::check_plan;
 use topology_nvl72::placement::{Demand, JobRequest, RackLimit};
@@ -46,6 +48,7 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         end_time: *u.choose(&[EndTime::Off, EndTime::TieBreak, EndTime::Align])?,
         end_time_hours_per_tray: u.int_in_range(0..=4)?,
         flat_partitions: Vec::new(),
+        switches: Switches::Off,
     };
     // Racks of 0..=MAX_TRAYS trays (0: every name unknown to the scheduler).
     let sizes: Vec<usize> = (0..u.int_in_range(1..=MAX_RACKS)?)
