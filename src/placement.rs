@@ -31,5 +31,5 @@ mod validate;
 pub use crate::demand::Demand;
 pub use plan::{placements, plan, Piece, Placement, Plan};
 pub use reject::{NeverReason, Reject, WaitReason};
-pub use request::{JobRequest, RackLimit};
+pub use request::{JobRequest, JobSwitches, RackLimit, SLURM_INFINITE, SLURM_NO_VAL};
 pub use validate::validate;

@@ -228,6 +228,68 @@ fn the_wait_reason_names_the_limit() {
     );
 }
 
+/// The job record's fields: `--switches=count`, `@max-time` in seconds, the clock's start.
+fn fields(req_switch: u32, wait4switch: u32, wait4switch_start: i64) -> JobSwitches {
+    JobSwitches {
+        req_switch,
+        wait4switch,
+        wait4switch_start,
+    }
+}
+
+/// A limit of `max_racks`, lifted or not.
+fn limit(max_racks: usize, lifted: bool) -> Option<RackLimit> {
+    Some(RackLimit { max_racks, lifted })
+}
+
+#[test]
+fn a_jobs_own_switches_are_lifted_once_it_has_waited_its_time() {
+    let off = crate::config::Switches::Off;
+    let of = |f: JobSwitches, now: i64| RackLimit::of_job(f, off, now);
+    // No --switches (Slurm stores 0; NO_VAL only in an unset request): no limit.
+    assert_eq!(of(fields(0, 0, 0), 5_000), None);
+    assert_eq!(of(fields(SLURM_NO_VAL, 300, 1_000), 5_000), None);
+    // --switches=2@5:00: two racks until now - start >= 300 s.
+    assert_eq!(of(fields(2, 300, 1_000), 1_299), limit(2, false));
+    assert_eq!(of(fields(2, 300, 1_000), 1_300), limit(2, true));
+    // The clock not started yet, or ahead of now: no wait so far.
+    assert_eq!(of(fields(2, 300, 0), 1_000_000), limit(2, false));
+    assert_eq!(of(fields(2, 300, 2_000), 1_000), limit(2, false));
+    // @0: lifted at once. NO_VAL or INFINITE: never (tree's comparison never gets there).
+    assert_eq!(of(fields(1, 0, 1_000), 1_000), limit(1, true));
+    for never in [SLURM_NO_VAL, SLURM_INFINITE] {
+        assert_eq!(of(fields(1, never, 1), i64::MAX), limit(1, false));
+    }
+}
+
+#[test]
+fn the_policy_limits_jobs_that_give_none() {
+    let policy = crate::config::Switches::Limit {
+        count: 1,
+        wait_minutes: 30,
+    };
+    let of = |f: JobSwitches, now: i64| RackLimit::of_job(f, policy, now);
+    for none in [0, SLURM_NO_VAL] {
+        assert_eq!(of(fields(none, 0, 1_000), 1_000 + 1_799), limit(1, false));
+        assert_eq!(of(fields(none, 0, 1_000), 1_000 + 1_800), limit(1, true));
+    }
+    // The job's own --switches wins, with its own wait.
+    assert_eq!(of(fields(3, 60, 1_000), 1_060), limit(3, true));
+    assert_eq!(
+        of(fields(3, SLURM_INFINITE, 1_000), 1_000_000),
+        limit(3, false)
+    );
+    // wait_minutes = 0: lifted at once.
+    let at_once = crate::config::Switches::Limit {
+        count: 2,
+        wait_minutes: 0,
+    };
+    assert_eq!(
+        RackLimit::of_job(fields(0, 0, 7), at_once, 7),
+        limit(2, true)
+    );
+}
+
 /// A rack limit of 1 to 4 racks, holding or lifted.
 fn arb_limit() -> impl Strategy<Value = RackLimit> {
     (1usize..=4, any::<bool>()).prop_map(|(max_racks, lifted)| RackLimit { max_racks, lifted })
