@@ -50,11 +50,10 @@ pub(super) fn within(
 
 /// The pieces of a job without segments that the rules leave waiting (`why`), when its rack
 /// limit lets it spill (and `n` is within its `max_nodes`): on the fewest racks that hold its
-/// `n` trays now, at most the limit's
-/// count while the limit holds and only when that count is above the job's minimum racks
-/// (`ceil(n / M)`, or the racks its `-w` nodes name), any number once lifted. Otherwise the
-/// job waits: for its limit ([`WaitReason::SwitchLimit`]) when more racks would start it now,
-/// else for `why`.
+/// `n` trays now, at most the limit's count while the limit holds and only when that count is
+/// above the job's minimum racks (`ceil(n / M)`, or the racks its `-w` nodes name), any
+/// number once lifted. Otherwise the job waits: for its limit ([`WaitReason::SwitchLimit`])
+/// when more racks would start it now, else for `why`.
 pub(super) fn spill(
     ctx: &Ctx,
     req: &JobRequest,
