@@ -20,6 +20,7 @@ mod block_conf;
 mod diff;
 pub mod last_good;
 pub mod lines;
+mod switches;
 mod toml_file;
 
 #[cfg(test)]
@@ -27,6 +28,7 @@ mod tests;
 
 pub use block_conf::parse_block_conf;
 pub use diff::describe_changes;
+pub use switches::Switches;
 pub use toml_file::parse_toml;
 
 /// Upper bound for `trays_per_rack`; far above any NVL rack, low enough that a typo cannot make
@@ -160,6 +162,8 @@ pub struct Policy {
     /// Partitions whose jobs Slurm's generic selection places, without the rack rule: what
     /// `Topology=flat` gives a partition with topology.yaml (e.g. NVIDIA's admin partition).
     pub flat_partitions: Vec<String>,
+    /// The rack limit of jobs that do not pass `--switches` (off: none, today's rules).
+    pub switches: Switches,
 }
 
 impl Policy {
@@ -181,6 +185,7 @@ impl Default for Policy {
             end_time: EndTime::Off,
             end_time_hours_per_tray: 2,
             flat_partitions: Vec::new(),
+            switches: Switches::Off,
         }
     }
 }
@@ -308,6 +313,11 @@ impl Config {
                 .collect::<Vec<_>>()
                 .join(", "),
         );
+        if p.switches != Switches::Off {
+            // Only when set: a last good copy of a file without it stays readable, without a
+            // note, by builds from before the key.
+            out.push_str(&format!("switches = {}\n", p.switches.as_toml()));
+        }
         for rack in &self.racks {
             let mut nodes = hostlist::compress(&rack.nodes);
             // compress sorts; fall back to a plain list when that would change the order.

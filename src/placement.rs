@@ -9,7 +9,7 @@
 //! One question per file: `request` (what is asked), `validate` (can it ever fit), `reject`
 //! (why not), `room` (a rack's room for the job, the shared tie-break, which trays it gets),
 //! `one_rack`, `multi_rack` (+ the `fewest_racks` search, and `balanced` pieces), `segments`,
-//! and `plan` (the ranked answer).
+//! `rack_limit` (a job's `--switches`), and `plan` (the ranked answer).
 #![forbid(unsafe_code)]
 
 mod balanced;
@@ -17,6 +17,7 @@ mod fewest_racks;
 mod multi_rack;
 mod one_rack;
 mod plan;
+mod rack_limit;
 #[doc(hidden)]
 pub mod reference;
 mod reject;
@@ -30,5 +31,5 @@ mod validate;
 pub use crate::demand::Demand;
 pub use plan::{placements, plan, Piece, Placement, Plan};
 pub use reject::{NeverReason, Reject, WaitReason};
-pub use request::JobRequest;
+pub use request::{JobRequest, JobSwitches, RackLimit, SLURM_INFINITE, SLURM_NO_VAL};
 pub use validate::validate;

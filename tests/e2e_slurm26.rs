@@ -164,6 +164,60 @@ fn every_nvlink_domain_of_a_job_gets_its_own_imex_channel() {
     assert_eq!(segment_nodes.len(), 8);
 }
 
+/// A job held by its `--switches` limit waits with reason `Resources`, as with topology/tree
+/// (slurm.h has no reason for switches), where the same job without the option waits for a
+/// rack with 26.05's topology reason; once its wait is over, each of its two rack pieces (6 +
+/// 6) is an NVLink domain with an IMEX channel of its own. Ten free trays in each of racks
+/// 1-3: no rack holds 12 trays, two racks do. Without a topology plugin the job without the
+/// option runs at once, 10 + 2.
+#[cfg(all(slurm_eval_action, slurm_jobinfo))]
+#[test]
+fn a_job_held_by_its_switch_limit_waits_for_resources_then_gets_a_channel_per_rack() {
+    let (lab, _g) = Lab::claim();
+    let conf = "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch\nSlurmctldDebug=verbose";
+    lab.restart_with(&[("EXTRA_CONF", conf)]);
+    let from = lab.ctld_log_len();
+    lab::ten_free_in_three_racks(lab);
+    let net = "--network=unique-channel-per-segment";
+    let plain = lab.submit(&["-N", "12", "--exclusive", net]);
+    lab.wait_for("the topology reason", || {
+        scontrol_reason(lab, plain) == "No_suitable_topology_unit_found"
+    });
+    lab.run(&["scancel", &plain.to_string()]);
+    lab.wait_for("the job without --switches to end", || {
+        lab.state(plain).is_empty()
+    });
+    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:30", net]);
+    lab.wait_for(&format!("a scheduling pass over job {job}"), || {
+        lab.state(job) != "PENDING" || scontrol_reason(lab, job) != "None"
+    });
+    let (state, reason) = (lab.state(job), scontrol_reason(lab, job));
+    let switches = lab.job_field(job, "Switches");
+    lab.wait_up_to(150, &format!("job {job} RUNNING after its wait"), || {
+        lab.state(job) == "RUNNING"
+    });
+    let nodes = lab.running_nodes(job);
+    let log = lab.ctld_log_since(from);
+    lab.cancel_all();
+    lab.restart_with(&[]);
+
+    assert_eq!((state.as_str(), reason.as_str()), ("PENDING", "Resources"));
+    assert_eq!(switches, "1@00:00:30");
+    let pieces: Vec<usize> = per_rack(&nodes).iter().map(|p| p.1).collect();
+    assert_eq!(pieces, [6, 6], "{:?}", per_rack(&nodes));
+    let got = channels(&log, job);
+    assert_eq!(got.len(), 2, "one channel per rack: {got:?}");
+    let mut covered = Vec::new();
+    for list in &got {
+        let piece = lab::expand(list);
+        assert_eq!(piece.len(), 6, "{list}");
+        assert_eq!(racks(&piece).len(), 1, "a channel spans racks: {list}");
+        covered.extend(piece);
+    }
+    covered.sort();
+    assert_eq!(covered, nodes, "channels must cover the job exactly once");
+}
+
 /// Under `multi_rack = "balanced"` the equal pieces are the job's NVLink domains: 48 trays
 /// get three IMEX channels of 16 trays, one per rack.
 #[cfg(slurm_jobinfo)]

@@ -1,16 +1,18 @@
 //! The placement engine on small random clusters: up to 6 racks of up to 6 trays (node
 //! indices in order or shuffled, some nodes outside every rack, rack groups), random tray
 //! states and per-tray GPUs/CPUs, every policy, and random requests (`-N`, node ranges,
-//! `--segment`, `-w`, GPU/CPU/task demand, end times, node weights). `reference::check_plan` checks every
+//! `--segment`, `-w`, GPU/CPU/task demand, end times, node weights, `--switches`). `reference::check_plan` checks every
 //! placement against the engine's invariants and the brute-force reference.
 #![no_main]
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::config::{Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement};
+use topology_nvl72::config::{
+    Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement, Switches,
+};
 use topology_nvl72::model::{ClusterView, Topology, Tray};
 use topology_nvl72::placement::reference::check_plan;
-use topology_nvl72::placement::{Demand, JobRequest};
+use topology_nvl72::placement::{Demand, JobRequest, RackLimit};
 use topology_nvl72::testkit;
 
 const MAX_RACKS: usize = 6;
@@ -46,6 +48,7 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         end_time: *u.choose(&[EndTime::Off, EndTime::TieBreak, EndTime::Align])?,
         end_time_hours_per_tray: u.int_in_range(0..=4)?,
         flat_partitions: Vec::new(),
+        switches: Switches::Off,
     };
     // Racks of 0..=MAX_TRAYS trays (0: every name unknown to the scheduler).
     let sizes: Vec<usize> = (0..u.int_in_range(1..=MAX_RACKS)?)
@@ -147,6 +150,15 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
     } else {
         None
     };
+    // `--switches`: none, or a limit of 1 to 4 racks, holding or waited out.
+    let switches = if u.arbitrary()? {
+        Some(RackLimit {
+            max_racks: u.int_in_range(1..=4)?,
+            lifted: u.arbitrary()?,
+        })
+    } else {
+        None
+    };
     let req = JobRequest {
         min_nodes,
         max_nodes,
@@ -156,6 +168,7 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         ends_at,
         // The reference does not model a job's own segment rule; unit tests cover it.
         segment_placement: None,
+        switches,
     };
     Ok((topo, view, req))
 }

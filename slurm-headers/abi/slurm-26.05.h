@@ -243,7 +243,7 @@ _Static_assert(offsetof(job_details_t, num_tasks) == 300, "job_details_t.num_tas
 _Static_assert(offsetof(job_details_t, req_node_bitmap) == 392, "job_details_t.req_node_bitmap");
 _Static_assert(offsetof(job_details_t, segment_size) == 440, "job_details_t.segment_size");
 
-/* job_record_t: 17 used fields of 1296 bytes, sizeof 1296, align 8. */
+/* job_record_t: 21 used fields of 1296 bytes, sizeof 1296, align 8. */
 struct job_record {
 	char _pad0[24];
 	uint32_t magic;	/* @24 */
@@ -279,7 +279,12 @@ struct job_record {
 	char *tres_per_job;	/* @1160 */
 	char _pad16[16];
 	char *tres_per_task;	/* @1184 */
-	char _pad17[104];
+	char _pad17[80];
+	uint32_t req_switch;	/* @1272 */
+	uint32_t wait4switch;	/* @1276 */
+	bool best_switch;	/* @1280 */
+	char _pad18[7];
+	time_t wait4switch_start;	/* @1288 */
 };
 _Static_assert(sizeof(job_record_t) == 1296, "sizeof(job_record_t)");
 _Static_assert(_Alignof(job_record_t) == 8, "_Alignof(job_record_t)");
@@ -300,6 +305,10 @@ _Static_assert(offsetof(job_record_t, time_limit) == 1112, "job_record_t.time_li
 _Static_assert(offsetof(job_record_t, topo_jobinfo) == 1120, "job_record_t.topo_jobinfo");
 _Static_assert(offsetof(job_record_t, tres_per_job) == 1160, "job_record_t.tres_per_job");
 _Static_assert(offsetof(job_record_t, tres_per_task) == 1184, "job_record_t.tres_per_task");
+_Static_assert(offsetof(job_record_t, req_switch) == 1272, "job_record_t.req_switch");
+_Static_assert(offsetof(job_record_t, wait4switch) == 1276, "job_record_t.wait4switch");
+_Static_assert(offsetof(job_record_t, best_switch) == 1280, "job_record_t.best_switch");
+_Static_assert(offsetof(job_record_t, wait4switch_start) == 1288, "job_record_t.wait4switch_start");
 
 /* part_record_t: 2 used fields of 368 bytes, sizeof 368, align 8. */
 struct part_record {

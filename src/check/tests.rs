@@ -93,7 +93,11 @@ fn plugin_rules_are_reported_with_their_line() {
     let cases = [
         (
             "topology/typo.toml",
-            "typo.toml:3: error: unknown field `prefer_degrade`, expected one of `segment_placement`, `multi_rack`, `prefer_degraded`, `prefer_same_group`, `log_decisions`, `end_time`, `end_time_hours_per_tray`, `flat_partitions`",
+            "typo.toml:3: error: unknown field `prefer_degrade`, expected one of `segment_placement`, `multi_rack`, `prefer_degraded`, `prefer_same_group`, `log_decisions`, `end_time`, `end_time_hours_per_tray`, `flat_partitions`, `switches`",
+        ),
+        (
+            "topology/switches.toml",
+            "switches.toml:3: error: switches: count must be at least 1 (\"off\" means no limit)",
         ),
         (
             "topology/two-racks.toml",

@@ -180,7 +180,7 @@ pub fn describe_changes(old: &Config, new: &Config) -> Vec<String> {
 /// `field old -> new` for every policy field that differs, in file order.
 fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
     let list = |names: &[String]| format!("[{}]", names.join(", "));
-    let fields: [(&str, String, String); 8] = [
+    let fields: [(&str, String, String); 9] = [
         (
             "segment_placement",
             a.segment_placement.as_str().into(),
@@ -221,6 +221,7 @@ fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
             list(&a.flat_partitions),
             list(&b.flat_partitions),
         ),
+        ("switches", a.switches.as_toml(), b.switches.as_toml()),
     ];
     fields
         .into_iter()
@@ -392,6 +393,10 @@ mod tests {
         new.policy.log_decisions = true;
         new.policy.end_time = EndTime::Align;
         new.policy.flat_partitions = vec!["admin".into(), "debug".into()];
+        new.policy.switches = crate::config::Switches::Limit {
+            count: 1,
+            wait_minutes: 30,
+        };
         assert_eq!(
             describe_changes(&lab(), &new),
             vec![
@@ -399,7 +404,8 @@ mod tests {
                 "gpus_per_tray 4 -> 8",
                 "policy changed: multi_rack fewest-racks -> start-now, \
                  log_decisions false -> true, end_time off -> align, \
-                 flat_partitions [] -> [admin, debug]",
+                 flat_partitions [] -> [admin, debug], \
+                 switches \"off\" -> { count = 1, wait_minutes = 30 }",
             ]
         );
     }

@@ -25,6 +25,7 @@ const POLICY_KEYS: &[&str] = &[
     "end_time",
     "end_time_hours_per_tray",
     "flat_partitions",
+    "switches",
 ];
 const RACK_KEYS: &[&str] = &["name", "nodes", "clique", "group"];
 

@@ -106,6 +106,7 @@ fn full_file_with_every_key() {
         "trays_per_rack = 16\ngpus_per_tray = 8\n[policy]\nsegment_placement = \"consolidate\"\n\
          multi_rack = \"start-now\"\nprefer_degraded = false\nprefer_same_group = false\nlog_decisions = true\n\
          end_time = \"align\"\nend_time_hours_per_tray = 6\nflat_partitions = [\"admin\", \"debug\"]\n\
+         switches = { count = 2, wait_minutes = 30 }\n\
          [[rack]]\nname = \"a.b_c-1\"\nnodes = \"n[3,1], x\"\nclique = \"uuid:1\"\ngroup = \"row1\"\n",
     );
     assert_eq!((config.trays_per_rack, config.gpus_per_tray), (16, 8));
@@ -120,6 +121,10 @@ fn full_file_with_every_key() {
             end_time: EndTime::Align,
             end_time_hours_per_tray: 6,
             flat_partitions: vec!["admin".into(), "debug".into()],
+            switches: Switches::Limit {
+                count: 2,
+                wait_minutes: 30,
+            },
         }
     );
     assert_eq!(config.racks[0].nodes, ["n3", "n1", "x"]);
@@ -228,6 +233,65 @@ fn toml_flat_partitions() {
         None,
     );
     assert!(msg.contains("sequence") || msg.contains("array"), "{msg}");
+}
+
+/// `[policy] switches`: "off" (the default) or `{ count = N, wait_minutes = W }`; anything
+/// else is an error on its line.
+#[test]
+fn toml_switches() {
+    assert_eq!(toml_ok(ONE_RACK).policy.switches, Switches::Off);
+    let policy =
+        |value: &str| format!("[policy]\nlog_decisions = true\nswitches = {value}\n{ONE_RACK}");
+    assert_eq!(toml_ok(&policy("\"off\"")).policy.switches, Switches::Off);
+    assert_eq!(
+        toml_ok(&policy("{ count = 1, wait_minutes = 30 }"))
+            .policy
+            .switches,
+        Switches::Limit {
+            count: 1,
+            wait_minutes: 30
+        }
+    );
+    let table = format!("[policy.switches]\ncount = 3\nwait_minutes = 0\n{ONE_RACK}");
+    assert_eq!(
+        toml_ok(&table).policy.switches,
+        Switches::Limit {
+            count: 3,
+            wait_minutes: 0
+        }
+    );
+    for (value, says) in [
+        (
+            "\"on\"",
+            "invalid value: string \"on\", expected \"off\" or { count = N, wait_minutes = W }",
+        ),
+        (
+            "1",
+            "invalid type: integer `1`, expected \"off\" or { count = N, wait_minutes = W }",
+        ),
+        (
+            "{ count = 0, wait_minutes = 5 }",
+            "switches: count must be at least 1 (\"off\" means no limit)",
+        ),
+        ("{ count = 1 }", "missing field `wait_minutes`"),
+        (
+            "{ count = 1, wait = 5 }",
+            "unknown field `wait`, expected `count` or `wait_minutes`",
+        ),
+        (
+            "{ count = -1, wait_minutes = 5 }",
+            "invalid value: integer `-1`, expected u32",
+        ),
+    ] {
+        let msg = toml_err(&policy(value), Some(3), None);
+        assert!(msg.contains(says), "{value}: {msg}");
+    }
+    let msg = toml_err(
+        &format!("[policy.switches]\ncount = 0\nwait_minutes = 5\n{ONE_RACK}"),
+        Some(1),
+        None,
+    );
+    assert!(msg.contains("count must be at least 1"), "{msg}");
 }
 
 #[test]
@@ -500,6 +564,10 @@ fn to_toml_round_trips() {
         end_time: EndTime::TieBreak,
         end_time_hours_per_tray: 3,
         flat_partitions: vec!["admin".into(), "a\"b\\".into()],
+        switches: Switches::Limit {
+            count: 1,
+            wait_minutes: 0,
+        },
     };
     // Order that compress would change, odd padding, and text needing escapes.
     config.racks[1].nodes = ["gb020", "gb019", "n9", "n10", "n08"]

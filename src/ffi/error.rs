@@ -82,6 +82,10 @@ pub enum Failure {
     NoResources,
     /// The request can never fit the racks (refused at submission).
     Never,
+    /// The job could start now over more racks than its `--switches` (or `[policy] switches`)
+    /// allows: it waits, with Slurm's reason `Resources`, as under topology/tree (cons_tres's
+    /// "waiting for switches" is a plain error too; slurm.h has no reason for switches).
+    SwitchLimit,
 }
 
 impl Failure {
@@ -91,7 +95,9 @@ impl Failure {
     pub fn error(self) -> PluginError {
         match self {
             Failure::Never => PluginError::TopoUnavailable,
-            Failure::NoRoom { .. } | Failure::NoResources => PluginError::Error,
+            Failure::NoRoom { .. } | Failure::NoResources | Failure::SwitchLimit => {
+                PluginError::Error
+            }
         }
     }
 
@@ -100,6 +106,8 @@ impl Failure {
     /// becomes the pending reason when it is a topology error):
     /// - no room: stop retrying (fewer trays cannot help), "No suitable topology unit found";
     /// - no resources: Slurm's default retry, plain error, so the reason stays `Resources`;
+    /// - the rack limit: stop retrying (fewer trays cannot take fewer racks), plain error, so
+    ///   the reason is `Resources` as with topology/tree;
     /// - never: a permanent error, which Slurm allows only on the first pass (it asserts it in
     ///   its retry loop); later passes just stop.
     #[cfg(slurm_eval_action)]
@@ -116,6 +124,7 @@ impl Failure {
                 b::eval_action_t_EVAL_ACTION_RETRY_DEFAULT,
                 PluginError::Error,
             ),
+            Failure::SwitchLimit => (b::eval_action_t_EVAL_ACTION_BREAK, PluginError::Error),
             Failure::Never if !first_pass => {
                 (b::eval_action_t_EVAL_ACTION_BREAK, PluginError::Error)
             }

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -27,10 +27,10 @@ use super::restore::{self, Offer};
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
 use super::topo_eval::TopoEval;
-use crate::config::{EndTime, SegmentPlacement};
+use crate::config::{EndTime, SegmentPlacement, Switches};
 use crate::demand::{gpus_in_tres, JobShape};
 use crate::model::{ClusterView, RackTally, Topology, Tray};
-use crate::placement::{self, JobRequest, Placement, Plan, Reject};
+use crate::placement::{self, JobRequest, Placement, Plan, RackLimit, Reject, WaitReason};
 
 /// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
 /// engine found no room. Within one call Slurm's retries only ever offer fewer trays (and no
@@ -38,8 +38,51 @@ use crate::placement::{self, JobRequest, Placement, Plan, Reject};
 /// in the later ones either: they return at once instead of redoing the work under the locks.
 static EVAL: AtomicU64 = AtomicU64::new(0);
 static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
-/// Whether the job of that evaluation has `--segment` (26.05 names the reason after it).
-static NOT_NOW_SEGMENT: AtomicBool = AtomicBool::new(false);
+/// How that evaluation's first callback reported it ([`NotNow`]): whether the job has
+/// `--segment` (26.05 names the reason after it), or waits for its rack limit.
+static NOT_NOW_AS: AtomicU8 = AtomicU8::new(NotNow::NoRoom as u8);
+
+/// The failures of a job that cannot be placed now, kept in [`NOT_NOW_AS`] for the later
+/// callbacks of the same evaluation.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum NotNow {
+    NoRoom,
+    NoRoomForSegments,
+    SwitchLimit,
+}
+
+impl NotNow {
+    /// Remembers this as the answer for the rest of the evaluation (see [`NOT_NOW`]) and
+    /// returns its failure.
+    fn remember(self) -> Failure {
+        NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+        NOT_NOW_AS.store(self as u8, Ordering::Relaxed);
+        self.failure()
+    }
+
+    /// The answer remembered for this evaluation.
+    fn recalled() -> Failure {
+        match NOT_NOW_AS.load(Ordering::Relaxed) {
+            x if x == NotNow::SwitchLimit as u8 => NotNow::SwitchLimit,
+            x if x == NotNow::NoRoomForSegments as u8 => NotNow::NoRoomForSegments,
+            _ => NotNow::NoRoom,
+        }
+        .failure()
+    }
+
+    fn failure(self) -> Failure {
+        match self {
+            NotNow::NoRoom => Failure::NoRoom { segment: false },
+            NotNow::NoRoomForSegments => Failure::NoRoom { segment: true },
+            NotNow::SwitchLimit => Failure::SwitchLimit,
+        }
+    }
+}
+
+// The core's spelling of Slurm's markers for unset and infinite 32-bit fields.
+const _: () =
+    assert!(placement::SLURM_NO_VAL == b::NO_VAL && placement::SLURM_INFINITE == b::INFINITE);
 
 /// The node sets Slurm's own selection refused in one `topology_p_eval_nodes` call (`EVAL`),
 /// with the `first_pass` they were tried in. After a refusal 26.05's retry loop
@@ -104,12 +147,18 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(),
         );
         return PluginError::check(te.choose_nodes());
     }
-    let req = job_request(call, te, job).0;
+    let now = i64::from(end_times::now());
+    let req = job_request(call, te, job, st.topo.policy.switches, now).0;
     let outside = |n: &usize| !st.topo.in_any_rack(*n);
     if !node_map.overlaps(&st.rack_nodes) || req.required.iter().any(outside) {
         // No rack node offered (CPU or login partition), or `-w` names a node outside every
         // rack: Slurm's generic selection decides, as topology/default would.
         return PluginError::check(te.choose_nodes());
+    }
+    if req.switches.is_some() {
+        // SAFETY: the job record of this evaluation, under slurmctld's job write lock (the
+        // function contract); no reference to the record is alive here.
+        unsafe { job.start_switch_wait(now) };
     }
     if let Err(Reject::Never(why)) = placement::validate(&st.topo, &req) {
         log::info!("JobId={}: {why}", job.id());
@@ -127,9 +176,16 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(),
     Ok(())
 }
 
-/// The request as the engine sees it: node counts, segment, `-w` nodes and the totals the
-/// job asks for (with how they were derived, for the decision log).
-fn job_request<'c>(call: &Call<'c>, te: TopoEval<'c>, job: Job<'c>) -> (JobRequest, JobShape) {
+/// The request as the engine sees it: node counts, segment, `-w` nodes, the totals the job
+/// asks for (with how they were derived, for the decision log) and its rack limit at `now`
+/// (its `--switches`, or else `policy`, `[policy] switches`).
+fn job_request<'c>(
+    call: &Call<'c>,
+    te: TopoEval<'c>,
+    job: Job<'c>,
+    policy: Switches,
+    now: i64,
+) -> (JobRequest, JobShape) {
     let (segment, required, shape) = match job.details() {
         None => (0, Vec::new(), JobShape::default()),
         Some(d) => {
@@ -163,6 +219,7 @@ fn job_request<'c>(call: &Call<'c>, te: TopoEval<'c>, job: Job<'c>) -> (JobReque
         demand: shape.demand(),
         ends_at: None,
         segment_placement: segment_flags(job.bit_flags()),
+        switches: RackLimit::of_job(job.switches(), policy, now),
     };
     (req, shape)
 }
@@ -294,8 +351,7 @@ unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> Result
 fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), PluginError> {
     if NOT_NOW.load(Ordering::Relaxed) == EVAL.load(Ordering::Relaxed) {
         // No room in this evaluation already (see NOT_NOW).
-        let segment = NOT_NOW_SEGMENT.load(Ordering::Relaxed);
-        return Err(restore::report(te, Failure::NoRoom { segment }));
+        return Err(restore::report(te, NotNow::recalled()));
     }
     let (Some(node_map), Some(job)) = (te.node_map(call), te.job(call)) else {
         return Err(PluginError::Error);
@@ -306,16 +362,15 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
         // `--contiguous` takes one run of consecutive nodes; Slurm's selection refuses any
         // other offer, and its retry loop only ever shrinks the map. Without this a job no
         // run fits was offered every rack once per dropped node (docs/real-slurm-cost.md).
-        NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
-        NOT_NOW_SEGMENT.store(false, Ordering::Relaxed);
-        return Err(restore::report(te, Failure::NoRoom { segment: false }));
+        return Err(restore::report(te, NotNow::NoRoom.remember()));
     }
-    let (mut req, shape) = job_request(call, te, job);
+    let now = end_times::now();
+    let (mut req, shape) = job_request(call, te, job, st.topo.policy.switches, i64::from(now));
     let mut view = offered_view(te, node_map, &st.topo);
     if st.topo.policy.end_time != EndTime::Off {
         // When jobs on each tray end; cached between changes of the job table. The
         // scheduler holds the job lock during eval, as busy_until requires.
-        view.now = end_times::now();
+        view.now = now;
         view.busy_until = end_times::busy_until(job).unwrap_or_default();
         req.ends_at = end_times::ends_at(job, view.now);
     }
@@ -326,8 +381,11 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
             return Err(restore::report(te, Failure::Never));
         }
         Err(Reject::NotNow(why)) => {
-            NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
-            NOT_NOW_SEGMENT.store(req.segment.is_some(), Ordering::Relaxed);
+            let not_now = match (&why, req.segment) {
+                (WaitReason::SwitchLimit { .. }, _) => NotNow::SwitchLimit,
+                (_, Some(_)) => NotNow::NoRoomForSegments,
+                (_, None) => NotNow::NoRoom,
+            };
             if log::log_enabled!(log::Level::Debug) {
                 log::debug!(
                     "JobId={}: waits, {why}; demand {}",
@@ -335,8 +393,7 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
                     shape.explain()
                 );
             }
-            let segment = req.segment.is_some();
-            return Err(restore::report(te, Failure::NoRoom { segment }));
+            return Err(restore::report(te, not_now.remember()));
         }
     };
     let offer = Offer::take(call, te).ok_or(PluginError::Error)?;
@@ -393,9 +450,14 @@ fn log_decision(
 ) {
     let level = decision_level(st);
     if log::log_enabled!(level) {
+        let limit = match req.switches {
+            None => String::new(),
+            Some(l) if l.lifted => format!(", rack limit {} waited out", l.max_racks),
+            Some(l) => format!(", rack limit {}", l.max_racks),
+        };
         log::log!(
             level,
-            "JobId={} nodes={}-{} segment={} trays>={} ({}) -> {} ({}, choice {} of {})",
+            "JobId={} nodes={}-{} segment={} trays>={} ({}) -> {} ({}, choice {} of {}{limit})",
             job.id(),
             req.min_nodes,
             req.max_nodes,

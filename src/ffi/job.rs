@@ -1,8 +1,9 @@
 //! `Job<'c>`: a job record Slurm lends for one call, read through safe accessors.
 //!
 //! Every field the plugin reads of `job_record_t` (and its `details`) is read here, so the
-//! layout assumptions about the record sit in one file. Writes are not offered: the one the
-//! plugin makes (`topo_jobinfo`, 25.11+) lives in `jobinfo`.
+//! layout assumptions about the record sit in one file. One write is offered, the `--switches`
+//! clock ([`Job::start_switch_wait`]), which topology/tree makes the same way; the other write
+//! the plugin makes (`topo_jobinfo`, 25.11+) lives in `jobinfo`.
 
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -10,6 +11,7 @@ use std::ptr::NonNull;
 use super::bindings as b;
 use super::guard::Call;
 use super::slurm::{self, BitmapRef};
+use crate::placement::JobSwitches;
 
 /// A live job record, borrowed for one call from Slurm (`'c`, see [`Call`]).
 #[derive(Clone, Copy)]
@@ -58,6 +60,39 @@ impl<'c> Job<'c> {
 
     pub fn bit_flags(self) -> u64 {
         self.record().bit_flags
+    }
+
+    /// `--switches=count@max-time` as slurmctld keeps it (`req_switch`, `wait4switch`) and
+    /// the job's clock (`wait4switch_start`); `placement::RackLimit::of_job` reads them.
+    /// `best_switch` is left alone: the plugin never offers a set over the limit, so
+    /// cons_tres's check of it (true since submission) stays true.
+    pub fn switches(self) -> JobSwitches {
+        let r = self.record();
+        JobSwitches {
+            req_switch: r.req_switch,
+            wait4switch: r.wait4switch,
+            wait4switch_start: r.wait4switch_start,
+        }
+    }
+
+    /// Starts the job's `--switches` clock at its first evaluation: `wait4switch_start =
+    /// now` when it is 0, as topology/tree's `_eval_nodes_topo` does. Nothing in Slurm resets
+    /// it (a requeued job keeps its clock) and slurmctld does not save it (a restart starts
+    /// it again).
+    ///
+    /// # Safety
+    /// `self` must be the job record of the current evaluation, under slurmctld's job write
+    /// lock (`topology_p_eval_nodes`), with no reference to the record alive.
+    pub unsafe fn start_switch_wait(self, now: i64) {
+        // SAFETY: per the contract the record is live and nobody else reads or writes it
+        // during this call; the field is read and written through the raw pointer, without
+        // a reference to the whole record.
+        unsafe {
+            let start = std::ptr::addr_of_mut!((*self.raw.as_ptr()).wait4switch_start);
+            if *start == 0 {
+                *start = now;
+            }
+        }
     }
 
     /// `tres_per_job`, e.g. `gres/gpu:8` (NULL or invalid UTF-8: None).

@@ -25,27 +25,39 @@ pub(super) fn plan_balanced(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<Vec<P
     if !ctx.required.is_empty() {
         return plan_fewest_racks(ctx, rooms, n);
     }
+    let k = n.div_ceil(topo.max_rack_size());
+    balanced_pieces(topo, rooms, n, k).ok_or(Reject::NotNow(WaitReason::NoFewestRacks {
+        racks: k,
+        trays: n,
+        rule: topo.policy.multi_rack,
+    }))
+}
+
+/// `n` trays over `k` racks of `rooms` in pieces as equal as the free trays allow (the rule
+/// of the module doc with `k` racks), inside one rack group when that is as balanced; None
+/// when no `k` racks hold `n`. `plan_balanced` asks for the fewest racks any state allows,
+/// a job spilling past its rack limit for the fewest that hold it now (`rack_limit`).
+pub(super) fn balanced_pieces(
+    topo: &Topology,
+    rooms: &[Room],
+    n: usize,
+    k: usize,
+) -> Option<Vec<Piece>> {
     let all: Vec<&Room> = rooms.iter().collect();
-    let Some(mut best) = balanced_set(topo, &all, n) else {
-        return Err(Reject::NotNow(WaitReason::NoFewestRacks {
-            racks: n.div_ceil(topo.max_rack_size()),
-            trays: n,
-            rule: topo.policy.multi_rack,
-        }));
-    };
+    let mut best = balanced_set(topo, &all, n, k)?;
     if topo.policy.prefer_same_group {
         // Inside one group when that is as balanced as the best set across groups.
         let free_of = |set: &Balanced| set.racks.iter().map(|r| r.free).sum::<usize>();
         let in_group = rooms_by_group(topo, rooms)
             .iter()
-            .filter_map(|members| balanced_set(topo, members, n))
+            .filter_map(|members| balanced_set(topo, members, n, k))
             .filter(|set| set.cap <= best.cap)
             .min_by_key(|set| (set.cap, free_of(set)));
         if let Some(set) = in_group {
             best = set;
         }
     }
-    Ok(even_pieces(&best.racks, n, best.cap))
+    Some(even_pieces(&best.racks, n, best.cap))
 }
 
 /// The racks of a balanced plan and its largest piece.
@@ -54,10 +66,14 @@ struct Balanced<'r> {
     cap: usize,
 }
 
-/// The most balanced set of `ceil(n / M)` racks among `rooms`: the least cap with which some
-/// set holds `n`, then the tightest set at that cap.
-fn balanced_set<'r>(topo: &Topology, rooms: &[&'r Room], n: usize) -> Option<Balanced<'r>> {
-    let k = n.div_ceil(topo.max_rack_size());
+/// The most balanced set of `k` racks among `rooms`: the least cap with which some set
+/// holds `n`, then the tightest set at that cap.
+fn balanced_set<'r>(
+    topo: &Topology,
+    rooms: &[&'r Room],
+    n: usize,
+    k: usize,
+) -> Option<Balanced<'r>> {
     // The k racks with the most free trays hold the most at any cap.
     let mut frees: Vec<usize> = rooms.iter().map(|r| r.free).collect();
     frees.sort_unstable_by_key(|&f| Reverse(f));
@@ -66,8 +82,8 @@ fn balanced_set<'r>(topo: &Topology, rooms: &[&'r Room], n: usize) -> Option<Bal
         return None;
     }
     let holds = |cap: usize| frees.iter().map(|&f| f.min(cap)).sum::<usize>() >= n;
-    let cap = (n.div_ceil(k)..=topo.max_rack_size()).find(|&c| holds(c))?;
-    let racks = tightest_racks(rooms, n, cap, topo)?;
+    let cap = (n.div_ceil(k.max(1))..=topo.max_rack_size()).find(|&c| holds(c))?;
+    let racks = tightest_racks(rooms, n, cap, k, topo)?;
     Some(Balanced { racks, cap })
 }
 

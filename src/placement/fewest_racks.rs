@@ -26,7 +26,7 @@ pub(super) fn tightest_set(
 ) -> Option<Vec<Piece>> {
     let mut pieces = Vec::new();
     let mut left = n;
-    for h in tightest_racks(rooms, n, max_rack, topo)? {
+    for h in tightest_racks(rooms, n, max_rack, n.div_ceil(max_rack), topo)? {
         let take = h.free.min(left);
         pieces.push(Piece {
             rack: h.rack,
@@ -37,26 +37,30 @@ pub(super) fn tightest_set(
     (left == 0).then_some(pieces)
 }
 
-/// The tightest set of `k = ceil(n / cap)` racks among `rooms` that hold `n` trays when each
-/// rack counts at most `cap` of its free trays, fullest first; `None` if there is none.
-/// `cap` is the largest rack for `fewest-racks`, the largest piece for `balanced`: both
-/// then need the same number of racks. Tightest: the fewest counted free trays, then (with
-/// `prefer_degraded`) the most racks that are not whole; racks that can give all `cap`
-/// trays go best fit first (fewest free trays), then by [`Room::tie_break`].
+/// The tightest set of `k` racks among `rooms` that hold `n` trays when each rack counts at
+/// most `cap` of its free trays, fullest first; `None` if there is none. `cap` is the
+/// largest rack for `fewest-racks`, the largest piece for `balanced`, with `k =
+/// ceil(n / cap)` racks for both; a job spilling past its rack limit (`rack_limit`) asks
+/// for the fewest racks that hold it now, which may be more. Tightest: the fewest counted
+/// free trays, then (with `prefer_degraded`) the most racks that are not whole; racks that
+/// can give all `cap` trays go best fit first (fewest free trays), then by
+/// [`Room::tie_break`].
 pub(super) fn tightest_racks<'r>(
     rooms: &[&'r Room],
     n: usize,
     cap: usize,
+    k: usize,
     topo: &Topology,
 ) -> Option<Vec<&'r Room>> {
     let prefer_degraded = topo.policy.prefer_degraded;
-    let k = n.div_ceil(cap);
-    let budget = k * cap - n;
+    let budget = (k * cap).checked_sub(n)?;
     // buckets[d]: racks missing d of `cap` free trays, in tie-break order (with
     // prefer_degraded, not whole first, so that a whole rack of a smaller size is kept when
     // another does as well).
     let mut buckets: Vec<Vec<&Room>> = vec![Vec::new(); budget + 1];
-    for h in rooms {
+    // A rack without a free tray would be a piece of none (only reachable when `k` racks
+    // leave more than `cap` trays to spare).
+    for h in rooms.iter().filter(|h| h.free > 0) {
         if let Some(bucket) = cap
             .checked_sub(h.free.min(cap))
             .and_then(|d| buckets.get_mut(d))

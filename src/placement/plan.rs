@@ -4,10 +4,11 @@
 use super::balanced::plan_balanced;
 use super::multi_rack::{plan_fewest_racks, plan_start_now};
 use super::one_rack::plan_one_rack;
+use super::rack_limit;
 use super::room::{Ctx, Room};
 use super::segments::{best_fit_segments, oversized_segments, spread_segments};
 use super::validate::{required_rack_list, validate};
-use super::{JobRequest, Reject, WaitReason};
+use super::{JobRequest, RackLimit, Reject, WaitReason};
 use crate::config::{MultiRack, SegmentPlacement};
 use crate::model::{ClusterView, Topology};
 
@@ -136,15 +137,22 @@ pub fn plan<'a>(
     };
     let n = req.trays_needed(topo);
     let fits_one_rack = n <= largest && required_rack_list(topo, req).len() <= 1;
-    let (alternatives, exact) = match req.segment {
+    let planned = match req.segment {
         Some(s) if req.min_nodes == s && s <= largest => {
-            (one_rack(&ctx, &JobRequest::nodes(s))?, true)
+            one_rack(&ctx, &JobRequest::nodes(s)).map(|a| (a, true))
         }
-        None if fits_one_rack => (one_rack(&ctx, req)?, !req.is_flexible()),
-        _ => (
-            several_racks(&ctx, req, lightest_pieces(&ctx, req, n)?),
-            !req.is_flexible(),
-        ),
+        None if fits_one_rack => one_rack(&ctx, req).map(|a| (a, !req.is_flexible())),
+        _ => lightest_pieces(&ctx, req, n)
+            .map(|pieces| (several_racks(&ctx, req, pieces), !req.is_flexible())),
+    };
+    let (alternatives, exact) = match (planned, req.switches) {
+        // A job with a rack limit that cannot start by the rules: spill over more racks
+        // when its limit lets it (`rack_limit`).
+        (Err(Reject::NotNow(why)), Some(limit)) if req.segment.is_none() => {
+            let pieces = rack_limit::spill(&ctx, req, n, limit, why)?;
+            (several_racks(&ctx, req, pieces), !req.is_flexible())
+        }
+        (planned, _) => planned?,
     };
     Ok(Plan {
         ctx,
@@ -189,8 +197,23 @@ fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, 
     Ok(best)
 }
 
-/// The pieces of a multi-rack job or of several segments, on `rooms`.
+/// The pieces of a multi-rack job or of several segments, on `rooms`, within the job's rack
+/// limit (`rack_limit::within`: plans over it fall back to the fewest racks, or wait).
 fn pieces_for(ctx: &Ctx, rooms: &[Room], req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
+    let pieces = rule_pieces(ctx, rooms, req, n)?;
+    match req.switches.and_then(RackLimit::active) {
+        Some(most) if pieces.len() > most => rack_limit::within(ctx, rooms, req, most, pieces),
+        _ => Ok(pieces),
+    }
+}
+
+/// The pieces the rules give a multi-rack job or several segments, on `rooms`.
+fn rule_pieces(
+    ctx: &Ctx,
+    rooms: &[Room],
+    req: &JobRequest,
+    n: usize,
+) -> Result<Vec<Piece>, Reject> {
     if let Some(s) = req.segment {
         if !ctx.required.is_empty() {
             // -w names every node (validate): each rack's share is its whole segments.

@@ -12,6 +12,8 @@ use super::{JobRequest, Piece, Placement};
 use crate::config::MultiRack;
 use crate::model::{ClusterView, Topology};
 
+mod limit;
+
 /// Largest number of racks, or of offered tray in one rack, the reference enumerates.
 pub const MAX_BRUTE_FORCE: usize = 16;
 
@@ -47,7 +49,12 @@ pub fn fewest_racks_min_free(free: &[usize], n: usize, max_rack: usize) -> Optio
 /// The least largest piece over every set of exactly `ceil(n / max_rack)` racks that hold
 /// `n` trays when each gives at most that many: what `multi_rack = "balanced"` minimises.
 pub fn balanced_min_cap(free: &[usize], n: usize, max_rack: usize) -> Option<usize> {
-    let k = n.div_ceil(max_rack);
+    balanced_min_cap_over(free, n, n.div_ceil(max_rack), max_rack)
+}
+
+/// [`balanced_min_cap`] over sets of exactly `k` racks: what a job spilling past its rack
+/// limit minimises on the fewest racks that hold it now.
+pub fn balanced_min_cap_over(free: &[usize], n: usize, k: usize, max_rack: usize) -> Option<usize> {
     subsets(free.len())
         .filter(|m| m.count_ones() as usize == k)
         .filter_map(|m| {
@@ -131,6 +138,25 @@ pub fn required_racks(topo: &Topology, req: &JobRequest) -> Option<Vec<usize>> {
     Some(racks)
 }
 
+/// Every rack's offered trays, in rack order.
+fn frees(topo: &Topology, view: &ClusterView) -> Vec<usize> {
+    (0..topo.racks.len())
+        .map(|d| free_trays(topo, view, d))
+        .collect()
+}
+
+/// The fewest racks that include every rack of `named` and whose free trays add up to `n`
+/// (None: not even all of them), trying every subset: what a job without segments spills
+/// onto, `-w` racks first (`plan_start_now` with pieces of one tray).
+pub fn fewest_racks_with(free: &[usize], named: &[usize], n: usize) -> Option<usize> {
+    let racks: Vec<usize> = (0..free.len()).collect();
+    subsets(free.len())
+        .filter(|&m| named.iter().all(|&d| m >> d & 1 == 1))
+        .filter(|&m| members(&racks, m).map(|d| free[d]).sum::<usize>() >= n)
+        .map(|m| m.count_ones() as usize)
+        .min()
+}
+
 /// Whether the request is a job of one rack (unsegmented, fits the largest rack, `-w`
 /// nodes in at most one rack) in the engine's sense.
 pub fn is_one_rack_job(topo: &Topology, req: &JobRequest) -> bool {
@@ -152,7 +178,18 @@ pub fn is_one_rack_job(topo: &Topology, req: &JobRequest) -> bool {
 ///   `max(ceil(n / largest rack), racks named by -w)` racks, with `start-now` any size; a job
 ///   that fits the largest rack but names several racks with `max_nodes` within it is never
 ///   runnable.
+///
+/// With a rack limit (`req.switches`) the placement must also keep to it; see
+/// [`limit::placement_exists`].
 pub fn placement_exists(topo: &Topology, view: &ClusterView, req: &JobRequest) -> bool {
+    match req.switches {
+        None => placement_exists_by_rules(topo, view, req),
+        Some(limit) => limit::placement_exists(topo, view, req, limit),
+    }
+}
+
+/// [`placement_exists`] without the rack limit.
+fn placement_exists_by_rules(topo: &Topology, view: &ClusterView, req: &JobRequest) -> bool {
     let max_rack = topo.max_rack_size();
     let Some(named) = required_racks(topo, req) else {
         return false;
@@ -224,6 +261,10 @@ macro_rules! ensure {
 pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Result<(), String> {
     use super::Reject;
     let exists = placement_exists(topo, view, req);
+    // Placed only because its rack limit let it spill over more racks than the rules take.
+    let spilled = req.segment.is_none()
+        && req.switches.is_some()
+        && !placement_exists_by_rules(topo, view, req);
     let alts = match super::placements(topo, view, req) {
         Ok(alts) => alts,
         Err(Reject::NotNow(why)) => {
@@ -246,10 +287,15 @@ pub fn check_plan(topo: &Topology, view: &ClusterView, req: &JobRequest) -> Resu
         check_alternative(topo, view, req, p).map_err(|e| format!("alternative {i}: {e}"))?;
         match req.segment {
             Some(s) => check_segments(req, p, s),
+            None if spilled => limit::check_spilled(topo, view, req, p, (i, alts.len())),
             None if is_one_rack_job(topo, req) => check_one_rack(topo, view, req, p),
             None => check_multi_rack(topo, view, req, p, (i, alts.len())),
         }
+        .and_then(|()| limit::check_within(req, p))
         .map_err(|e| format!("alternative {i}: {e}"))?;
+    }
+    if spilled {
+        return limit::check_spill_ranking(topo, view, req, &alts);
     }
     check_ranking(topo, view, req, &alts)
 }
@@ -346,11 +392,35 @@ fn check_one_rack(
     Ok(())
 }
 
-/// One alternative; the job's trays (all free trays of its racks when flexible); every rack
-/// of a `-w` node; with fewest-racks, no more racks than the rule allows. Under `balanced` a
-/// flexible job sized by its demand may first be offered just its `n` trays, then the
-/// racks' free trays.
+/// One alternative of a plan over several racks by the rules: [`check_multi_rack_trays`],
+/// and with fewest-racks no more racks than the rule allows.
 fn check_multi_rack(
+    topo: &Topology,
+    view: &ClusterView,
+    req: &JobRequest,
+    p: &Placement,
+    alternative: (usize, usize),
+) -> Result<(), String> {
+    check_multi_rack_trays(topo, view, req, p, alternative)?;
+    let n = req.trays_needed(topo);
+    let racks: Vec<usize> = p.pieces.iter().map(|p| p.rack).collect();
+    let named = required_racks(topo, req).unwrap_or_default();
+    if topo.policy.multi_rack.fewest_racks_only() {
+        let most = n.div_ceil(topo.max_rack_size()).max(named.len());
+        ensure!(
+            racks.len() <= most,
+            "{} racks, at most {most}: {p:?}",
+            racks.len()
+        );
+    }
+    Ok(())
+}
+
+/// What holds for one alternative of any plan over several racks, by the rules or spilled:
+/// the job's trays (all free trays of its racks when flexible), every rack of a `-w` node.
+/// Under `balanced` a flexible job sized by its demand may first be offered just its `n`
+/// trays, then the racks' free trays.
+fn check_multi_rack_trays(
     topo: &Topology,
     view: &ClusterView,
     req: &JobRequest,
@@ -391,14 +461,6 @@ fn check_multi_rack(
     let named = required_racks(topo, req).unwrap_or_default();
     for d in &named {
         ensure!(racks.contains(d), "rack {d} of a -w node unused: {p:?}");
-    }
-    if topo.policy.multi_rack.fewest_racks_only() {
-        let most = n.div_ceil(topo.max_rack_size()).max(named.len());
-        ensure!(
-            racks.len() <= most,
-            "{} racks, at most {most}: {p:?}",
-            racks.len()
-        );
     }
     Ok(())
 }

@@ -113,6 +113,13 @@ pub enum WaitReason {
     NoRackForSegment {
         segment: usize,
     },
+    /// The job's rack limit (`--switches`) allows `racks` racks; it would take `needs` now.
+    /// It waits until it fits the limit or has waited out its time (Slurm's pending reason
+    /// is then `Resources`, as with topology/tree).
+    SwitchLimit {
+        racks: usize,
+        needs: usize,
+    },
 }
 
 impl fmt::Display for Reject {
@@ -244,6 +251,10 @@ impl fmt::Display for WaitReason {
             NoRackForSegment { segment } => {
                 write!(f, "no rack has {segment} free trays for the next segment")
             }
+            SwitchLimit { racks, needs } => write!(
+                f,
+                "--switches allows {racks} racks, the job needs {needs} now"
+            ),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! What the engine is asked: the topology-relevant part of a job request (node counts,
 //! `--segment`, `-w`, the job's demand, its end, its own segment rule).
 
-use crate::config::SegmentPlacement;
+use crate::config::{SegmentPlacement, Switches};
 use crate::demand::Demand;
 use crate::model::Topology;
 
@@ -23,6 +23,81 @@ pub struct JobRequest {
     /// The job's own segment rule (`--spread-segments`, `--consolidate-segments` on Slurm
     /// 25.11+), which overrides `[policy] segment_placement`.
     pub segment_placement: Option<SegmentPlacement>,
+    /// `--switches=count[@max-time]` (or `[policy] switches`): the most racks the job may
+    /// take while it has not waited out its time; None keeps every rule as it is.
+    pub switches: Option<RackLimit>,
+}
+
+/// A job's rack limit, the plugin's reading of `--switches=count[@max-time]`: topology/tree
+/// counts leaf switches, an NVL72 job crosses NVLink domains, so the count is racks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RackLimit {
+    /// The most racks the job may take while the limit holds (`req_switch`). 0 counts as
+    /// 1: every job takes a rack.
+    pub max_racks: usize,
+    /// The job has waited `wait4switch` seconds: it may take as many racks as it needs now
+    /// (topology/tree then sets `best_switch` whatever the count).
+    pub lifted: bool,
+}
+
+impl RackLimit {
+    /// The limit that still binds: None once lifted.
+    pub fn active(self) -> Option<usize> {
+        (!self.lifted).then_some(self.max_racks.max(1))
+    }
+
+    /// A job's limit at `now` (seconds, the clock of `wait4switch_start`): its own
+    /// `--switches`, or else `policy` (`[policy] switches`); None when neither sets one.
+    /// Lifted once the job has waited its time, counted as topology/tree counts it:
+    /// `now - wait4switch_start >= wait4switch`. A clock not started yet (0) or ahead of
+    /// `now` counts as no wait; a wait of `NO_VAL` or `INFINITE` never ends (tree's
+    /// comparison never reaches them either).
+    pub fn of_job(job: JobSwitches, policy: Switches, now: i64) -> Option<RackLimit> {
+        let (count, wait) = match (job.req_switch, policy) {
+            (0 | SLURM_NO_VAL, Switches::Off) => return None,
+            (
+                0 | SLURM_NO_VAL,
+                Switches::Limit {
+                    count,
+                    wait_minutes,
+                },
+            ) => (count, Some(u64::from(wait_minutes) * 60)),
+            (count, _) => {
+                let wait = job.wait4switch;
+                (
+                    count,
+                    (wait != SLURM_NO_VAL && wait != SLURM_INFINITE).then_some(u64::from(wait)),
+                )
+            }
+        };
+        let waited = match job.wait4switch_start {
+            0 => 0,
+            start => u64::try_from(now.saturating_sub(start)).unwrap_or(0),
+        };
+        Some(RackLimit {
+            max_racks: usize::try_from(count).unwrap_or(usize::MAX),
+            lifted: wait.is_some_and(|w| waited >= w),
+        })
+    }
+}
+
+/// Slurm's `NO_VAL` (slurm.h): a 32-bit field that was not set.
+pub const SLURM_NO_VAL: u32 = 0xffff_fffe;
+/// Slurm's `INFINITE` (slurm.h) for 32-bit fields.
+pub const SLURM_INFINITE: u32 = 0xffff_ffff;
+
+/// The job record's `--switches` fields, as slurmctld keeps them: the plugin reads them
+/// (`ffi::job`) and [`RackLimit::of_job`] turns them into the job's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct JobSwitches {
+    /// `--switches=count`; 0 (or `NO_VAL`) when the job did not ask for a limit.
+    pub req_switch: u32,
+    /// Seconds the job may wait for its count: `@max-time`, capped by slurmctld at
+    /// `SchedulerParameters=max_switch_wait` (300 s by default, also without `@`).
+    pub wait4switch: u32,
+    /// When the job's first evaluation started its clock (0: not yet). Not in slurmctld's
+    /// saved state: a restart starts it again, as for topology/tree.
+    pub wait4switch_start: i64,
 }
 
 impl JobRequest {
@@ -35,6 +110,7 @@ impl JobRequest {
             demand: Demand::default(),
             ends_at: None,
             segment_placement: None,
+            switches: None,
         }
     }
 

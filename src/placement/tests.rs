@@ -846,6 +846,7 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                     },
                     ends_at: None,
                     segment_placement: None,
+                    switches: None,
                 };
                 (topo, view, req)
             },
@@ -863,6 +864,7 @@ proptest! {
 
 mod block_25_11_segments;
 mod segment_rules;
+mod switches;
 mod weights;
 
 /// Trays in any state, shared ones with fewer GPUs and CPUs left (what a counted rack must

@@ -205,6 +205,24 @@ impl Lab {
             .to_string()
     }
 
+    /// One `Key=value` field of `scontrol show job`, e.g. `Switches` (`1@00:00:30`), or ""
+    /// when the job lacks it.
+    pub fn job_field(&self, job: u32, key: &str) -> String {
+        let show = self.run(&["scontrol", "show", "job", &job.to_string()]);
+        let prefix = format!("{key}=");
+        show.split_whitespace()
+            .find_map(|w| w.strip_prefix(prefix.as_str()))
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// A time field of `scontrol show job` (`SubmitTime`, `StartTime`, `LastSchedEval`) as
+    /// seconds on slurmctld's clock (its `YYYY-MM-DDTHH:MM:SS`, local time, read as if it
+    /// were UTC: only differences mean anything); `None` for `Unknown` or `None`.
+    pub fn job_time(&self, job: u32, key: &str) -> Option<i64> {
+        parse_slurm_time(&self.job_field(job, key))
+    }
+
     /// `scontrol show topology` for one rack, rack group or node list. 24.11 takes the name as
     /// its argument; 26.05 (from 25.05 on) reads a positional argument as the name of a
     /// topology (`default`) and wants `unit=<rack or group>` or `node=<nodes>` instead.
@@ -453,6 +471,34 @@ impl Lab {
         self.wait_for("job output", || Path::new(&path).is_file());
         std::fs::read_to_string(path).unwrap_or_default()
     }
+}
+
+/// Ten free trays in each of racks 1-3 (gb[009-018], gb[027-036], gb[045-054]) and rack4 full:
+/// no rack holds a 12-tray job, two racks do (the `--switches` tests). Returns the holder jobs,
+/// rack by rack. Stock Slurm's consecutive choice for `-N 12` is gb[009-018] + gb[027-028],
+/// 10 + 2, at once.
+pub fn ten_free_in_three_racks(lab: &Lab) -> Vec<u32> {
+    ["gb[001-008]", "gb[019-026]", "gb[037-044]", "gb[055-072]"]
+        .into_iter()
+        .map(|nodes| lab.occupy(nodes))
+        .collect()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` as seconds since 1970-01-01T00:00:00 of the same zone.
+fn parse_slurm_time(text: &str) -> Option<i64> {
+    let (date, time) = text.split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, min, s) = (t.next()??, t.next()??, t.next()??);
+    // Days from the civil date (Howard Hinnant's days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + min * 60 + s)
 }
 
 /// A lab node name or node list (`gb050`, `gb[001-004]`, `cpu01`), not a rack or group name.
