@@ -517,25 +517,26 @@ fn first_look(lab: &Lab, job: u32) {
     });
 }
 
-/// `--switches=1@0:30`: at most one rack (NVLink domain) until the job has waited 30 s, then
+/// `--switches=1@0:10`: at most one rack (NVLink domain) until the job has waited 10 s, then
 /// the fewest racks that hold it, in pieces as large as possible. No rack has 12 free trays,
 /// so the job waits with reason `Resources` (as with topology/tree) and `scontrol` shows
-/// `Switches=1@00:00:30`; after its 30 s it starts on two racks as 6 + 6. Without a topology
-/// plugin it starts at once, 10 + 2 (`E2E_TOPO=none`: "started at once").
+/// `Switches=1@00:00:10`; after its 10 s it starts on two racks as 6 + 6. Without a topology
+/// plugin it starts at once, 10 + 2 (`E2E_TOPO=none`: "started at once"). Slurm evaluates a
+/// pending job only when something changes (or at its 60 s main pass), so the test nudges slurmctld
+/// ([`Lab::nudge`]) while it waits.
 #[test]
 fn switches_with_a_wait_hold_a_job_to_one_rack_then_split_it_evenly() {
     let (lab, _g) = Lab::claim();
     ten_free_in_three_racks(lab);
-    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:30"]);
+    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:10"]);
     first_look(lab, job);
     let started_at_once = lab.state(job) != "PENDING";
     let at_once = started_at_once.then(|| lab.running_nodes(job));
     assert!(!started_at_once, "started at once on {at_once:?}");
-    assert_eq!(lab.job_field(job, "Switches"), "1@00:00:30");
-    // Pending with Resources, and nothing else, until it starts (30 s, plus up to a backfill
-    // interval, plus a loaded machine's delay).
+    assert_eq!(lab.job_field(job, "Switches"), "1@00:00:10");
+    // Pending with Resources, and nothing else, until it starts.
     let mut reasons = Vec::new();
-    lab.wait_up_to(150, &format!("job {job} RUNNING after its wait"), || {
+    lab.wait_up_to(90, &format!("job {job} RUNNING after its wait"), || {
         if lab.state(job) != "PENDING" {
             return true;
         }
@@ -543,6 +544,7 @@ fn switches_with_a_wait_hold_a_job_to_one_rack_then_split_it_evenly() {
         if !reasons.contains(&reason) {
             reasons.push(reason);
         }
+        lab.nudge();
         false
     });
     let nodes = lab.running_nodes(job);
@@ -550,7 +552,7 @@ fn switches_with_a_wait_hold_a_job_to_one_rack_then_split_it_evenly() {
     let start = lab.job_time(job, "StartTime").expect("StartTime");
     assert_eq!(reasons, ["Resources"], "pending reasons of job {job}");
     assert!(
-        start - submit >= 30,
+        start - submit >= 10,
         "started {} s after submission: {nodes:?}",
         start - submit
     );
@@ -561,36 +563,34 @@ fn switches_with_a_wait_hold_a_job_to_one_rack_then_split_it_evenly() {
 }
 
 /// `--switches=1` without `@max-time`: Slurm caps the wait at `SchedulerParameters=
-/// max_switch_wait` (300 s by default; 3600 s here), so the job stays in one rack: it waits
-/// well past the 30 s of the test above, with reason `Resources`, and starts in the first rack
-/// that holds it. Without a topology plugin it starts at once, 10 + 2.
+/// max_switch_wait`, 300 s by default (`Switches=1@00:05:00`), so the job stays in one rack:
+/// evaluated again and again for 15 s, it waits with reason `Resources`, and starts in the
+/// first rack that holds it. Without a topology plugin it starts at once, 10 + 2.
 #[test]
 fn switches_without_a_wait_keep_a_job_in_one_rack_up_to_max_switch_wait() {
     let (lab, _g) = Lab::claim();
-    lab.restart_with(&[("SCHED_PARAMS", "bf_interval=5,max_switch_wait=3600")]);
     let holders = ten_free_in_three_racks(lab);
     let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1"]);
     first_look(lab, job);
     let submit = lab.job_time(job, "SubmitTime").expect("SubmitTime");
-    // Pending at every look until slurmctld has evaluated it 40 s after submission.
+    // Pending at every look until slurmctld has evaluated it 15 s after submission.
     let mut split = None;
-    let what = format!("job {job} evaluated 40 s after submission");
-    lab.wait_up_to(150, &what, || {
+    let what = format!("job {job} evaluated 15 s after submission");
+    lab.wait_up_to(90, &what, || {
         if lab.state(job) != "PENDING" {
             split = Some(lab.running_nodes(job));
             return true;
         }
+        lab.nudge();
         lab.job_time(job, "LastSchedEval")
-            .is_some_and(|t| t - submit >= 40)
+            .is_some_and(|t| t - submit >= 15)
     });
     let (switches, reason) = (lab.job_field(job, "Switches"), lab.reason(job));
     // rack2 empties: the job starts there, in one piece.
     lab.run(&["scancel", &holders[1].to_string()]);
     let nodes = split.is_none().then(|| lab.running_nodes(job));
-    lab.cancel_all();
-    lab.restart_with(&[]);
     assert_eq!(split, None, "job {job} did not wait for one rack");
-    assert_eq!(switches, "1@01:00:00");
+    assert_eq!(switches, "1@00:05:00");
     assert_eq!(reason, "Resources");
     let nodes = nodes.unwrap();
     assert_eq!(per_rack(&nodes), [(2, 12)], "{nodes:?}");

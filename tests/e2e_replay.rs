@@ -1,6 +1,8 @@
 //! `nvl72 replay` end to end: a small synthetic stream, compressed, submitted to three real
 //! slurmctlds 24.11.5 at once (topology/nvl72 from the package under test, topology/block,
-//! and no topology plugin), measured from their logs. The replay labs are Debian trixie
+//! and no topology plugin), measured from their logs. Split jobs pay the slowdown model
+//! (`--slowdown default`): each job script sleeps its base time × the slowdown of the nodes
+//! Slurm gave it, and usable occupancy is measured alike. The replay labs are Debian trixie
 //! chroots of their own (`/var/tmp/nvl72-replay-test-*`, built on first use), so the test
 //! is compiled for 24.11 builds only.
 #![cfg(not(slurm_ctx))]
@@ -50,6 +52,8 @@ fn a_compressed_stream_runs_in_three_real_slurmctlds_and_is_measured_like_the_si
         "1.5",
         "--drain",
         "0.5",
+        "--slowdown",
+        "default",
         "--lab-prefix",
         "/var/tmp/nvl72-replay-test",
         "--port-offset",
@@ -129,13 +133,89 @@ fn a_compressed_stream_runs_in_three_real_slurmctlds_and_is_measured_like_the_si
     );
     assert!((r - p).abs() < 0.15, "real {r} vs simulated {p}");
     assert!(stdout.contains("ranking, real Slurm:"), "{stdout}");
+    // Splits were priced, in the real runs as in the prediction.
+    assert_eq!(
+        report["sim"]["slowdown"]["variant"], "default",
+        "{:#}",
+        report["sim"]
+    );
+    assert!(
+        stdout.contains("USABLE GPU occupancy while jobs wait"),
+        "{stdout}"
+    );
+    for topo in ["nvl72", "block", "none"] {
+        let real = policy(&report, &format!("slurm {topo}"));
+        let usable = real["usable_occupancy_while_waiting"].as_f64().unwrap();
+        let busy = real["occupancy_while_waiting"].as_f64().unwrap();
+        assert!(
+            usable <= busy + 1e-12,
+            "{topo}: usable {usable} > occupancy {busy}"
+        );
+    }
     let svg = std::fs::read_to_string(out.join("replay.svg")).unwrap();
     assert!(
         svg.contains("slurm nvl72") && svg.contains("stroke-dasharray"),
         "{svg}"
     );
     the_report_predicts_again_as_the_replay_did(&report, &json, &out);
+    split_runs_slept_their_stretched_time(&report, &out);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Read from slurmctld's own log: every run Slurm split over racks that ended by itself
+/// lasted at least its base sleep × the model's slowdown for its nodes (so the job script
+/// really slept its stretched time), and Slurm without a topology plugin made such runs.
+fn split_runs_slept_their_stretched_time(report: &Value, out: &Path) {
+    use topology_nvl72::replay::observe::{parse_log, What};
+    use topology_nvl72::replay::stretch::factor_of_nodes;
+    use topology_nvl72::sim::job::Job;
+    use topology_nvl72::sim::slowdown::Slowdown;
+    let slowdown: Slowdown = serde_json::from_value(report["sim"]["slowdown"].clone()).unwrap();
+    let stream: Vec<Job> = serde_json::from_value(report["stream"].clone()).unwrap();
+    let scale = report["scale"].as_f64().unwrap();
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    let observed: Value = serde_json::from_str(&read("none-observed.json")).unwrap();
+    let job_of = |slurm_id: u32| {
+        observed["slurm_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|id| id.as_u64() == Some(u64::from(slurm_id)))
+    };
+    let mut started = std::collections::HashMap::new();
+    let mut checked = Vec::new();
+    for e in parse_log(&read("none-slurmctld.log")).unwrap() {
+        let Some(job) = job_of(e.job) else { continue };
+        match e.what {
+            What::Started(nodes) => {
+                started.insert(job, (e.at_ms, nodes));
+            }
+            What::Ended => {
+                let Some((at, nodes)) = started.remove(&job) else {
+                    continue;
+                };
+                let j = &stream[job];
+                let f = factor_of_nodes(&slowdown, &nodes, j.segment, j.class, 18).unwrap();
+                if f.s > 1.05 {
+                    let base = j.runtime as f64 / scale;
+                    let ran = (e.at_ms - at) as f64;
+                    assert!(
+                        ran >= 0.95 * base * f.s,
+                        "job {job} on {nodes:?} (slowdown {:.2}) ran {ran} ms, base {base:.0} ms",
+                        f.s
+                    );
+                    checked.push((job, f.s));
+                }
+            }
+            _ => {
+                started.remove(&job);
+            }
+        }
+    }
+    assert!(
+        !checked.is_empty(),
+        "Slurm without a topology plugin split no run that a slowdown prices"
+    );
 }
 
 /// `nvl72 calibrate` reads the stream and settings the replay saved and, with the same

@@ -187,13 +187,14 @@ fn a_job_held_by_its_switch_limit_waits_for_resources_then_gets_a_channel_per_ra
     lab.wait_for("the job without --switches to end", || {
         lab.state(plain).is_empty()
     });
-    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:30", net]);
+    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:10", net]);
     lab.wait_for(&format!("a scheduling pass over job {job}"), || {
         lab.state(job) != "PENDING" || scontrol_reason(lab, job) != "None"
     });
     let (state, reason) = (lab.state(job), scontrol_reason(lab, job));
     let switches = lab.job_field(job, "Switches");
-    lab.wait_up_to(150, &format!("job {job} RUNNING after its wait"), || {
+    lab.wait_up_to(90, &format!("job {job} RUNNING after its wait"), || {
+        lab.nudge();
         lab.state(job) == "RUNNING"
     });
     let nodes = lab.running_nodes(job);
@@ -202,7 +203,7 @@ fn a_job_held_by_its_switch_limit_waits_for_resources_then_gets_a_channel_per_ra
     lab.restart_with(&[]);
 
     assert_eq!((state.as_str(), reason.as_str()), ("PENDING", "Resources"));
-    assert_eq!(switches, "1@00:00:30");
+    assert_eq!(switches, "1@00:00:10");
     let pieces: Vec<usize> = per_rack(&nodes).iter().map(|p| p.1).collect();
     assert_eq!(pieces, [6, 6], "{:?}", per_rack(&nodes));
     let got = channels(&log, job);

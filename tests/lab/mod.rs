@@ -216,6 +216,15 @@ impl Lab {
             .to_string()
     }
 
+    /// Makes slurmctld look at the pending jobs again soon: a node update (gb001's comment)
+    /// counts as a change, which backfill waits for before its next pass (`bf_interval`).
+    /// For rules that depend on how long a job has waited (`--switches=c@t`), which nothing
+    /// else would re-evaluate before the main scheduler's 60 s pass. (A job update would do
+    /// too, but it resets the job's pending reason.)
+    pub fn nudge(&self) {
+        self.run(&["scontrol", "update", "nodename=gb001", "comment=nudge"]);
+    }
+
     /// A time field of `scontrol show job` (`SubmitTime`, `StartTime`, `LastSchedEval`) as
     /// seconds on slurmctld's clock (its `YYYY-MM-DDTHH:MM:SS`, local time, read as if it
     /// were UTC: only differences mean anything); `None` for `Unknown` or `None`.
@@ -484,21 +493,9 @@ pub fn ten_free_in_three_racks(lab: &Lab) -> Vec<u32> {
         .collect()
 }
 
-/// `YYYY-MM-DDTHH:MM:SS` as seconds since 1970-01-01T00:00:00 of the same zone.
+/// `YYYY-MM-DDTHH:MM:SS` as seconds, read as UTC (the sacct reader's own parser).
 fn parse_slurm_time(text: &str) -> Option<i64> {
-    let (date, time) = text.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let mut t = time.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, min, s) = (t.next()??, t.next()??, t.next()??);
-    // Days from the civil date (Howard Hinnant's days_from_civil).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3600 + min * 60 + s)
+    topology_nvl72::sim::sacct::timestamp(text).ok().flatten()
 }
 
 /// A lab node name or node list (`gb050`, `gb[001-004]`, `cpu01`), not a rack or group name.
