@@ -517,81 +517,79 @@ fn first_look(lab: &Lab, job: u32) {
     });
 }
 
-/// `--switches=1@0:10`: at most one rack (NVLink domain) until the job has waited 10 s, then
-/// the fewest racks that hold it, in pieces as large as possible. No rack has 12 free trays,
-/// so the job waits with reason `Resources` (as with topology/tree) and `scontrol` shows
-/// `Switches=1@00:00:10`; after its 10 s it starts on two racks as 6 + 6. Without a topology
-/// plugin it starts at once, 10 + 2 (`E2E_TOPO=none`: "started at once"). Slurm evaluates a
-/// pending job only when something changes (or at its 60 s main pass), so the test nudges slurmctld
-/// ([`Lab::nudge`]) while it waits.
+/// `--switches`: at most `count` racks (NVLink domains) until the job has waited its
+/// `@max-time`, then the fewest racks that hold it, in pieces as large as possible. Ten free
+/// trays in each of racks 1-3, no rack holds 12; two jobs of 12 trays at once:
+/// - A, `--switches=1@0:10`: waits with reason `Resources` (as with topology/tree),
+///   `Switches=1@00:00:10`, and after its 10 s starts on two racks as 6 + 6;
+/// - B, `--switches=1` without `@`: Slurm caps its wait at `max_switch_wait`, 300 s by
+///   default (`Switches=1@00:05:00`), so evaluated again and again for 15 s it stays pending
+///   with `Resources`, and once rack3 empties it runs there in one piece.
+///
+/// Without a topology plugin both start at once (`E2E_TOPO=none`: "started at once"). Slurm
+/// evaluates a pending job only when something changes (or at its 60 s main pass), so the
+/// test nudges slurmctld ([`Lab::nudge`]) while they wait.
 #[test]
-fn switches_with_a_wait_hold_a_job_to_one_rack_then_split_it_evenly() {
+fn switches_hold_a_job_to_one_rack_until_its_wait_is_over_then_split_it_evenly() {
     let (lab, _g) = Lab::claim();
-    ten_free_in_three_racks(lab);
-    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:10"]);
-    first_look(lab, job);
-    let started_at_once = lab.state(job) != "PENDING";
-    let at_once = started_at_once.then(|| lab.running_nodes(job));
-    assert!(!started_at_once, "started at once on {at_once:?}");
-    assert_eq!(lab.job_field(job, "Switches"), "1@00:00:10");
-    // Pending with Resources, and nothing else, until it starts.
+    let holders = ten_free_in_three_racks(lab);
+    let a = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:10"]);
+    let b = lab.submit(&["-N", "12", "--exclusive", "--switches=1"]);
+    for job in [a, b] {
+        first_look(lab, job);
+        let started_at_once = lab.state(job) != "PENDING";
+        let at_once = started_at_once.then(|| lab.running_nodes(job));
+        assert!(!started_at_once, "job {job} started at once on {at_once:?}");
+    }
+    assert_eq!(lab.job_field(a, "Switches"), "1@00:00:10");
+    assert_eq!(lab.job_field(b, "Switches"), "1@00:05:00");
+    // A: pending with Resources, and nothing else, until it starts.
     let mut reasons = Vec::new();
-    lab.wait_up_to(90, &format!("job {job} RUNNING after its wait"), || {
-        if lab.state(job) != "PENDING" {
+    lab.wait_up_to(90, &format!("job {a} RUNNING after its wait"), || {
+        if lab.state(a) != "PENDING" {
             return true;
         }
-        let reason = lab.reason(job);
+        let reason = lab.reason(a);
         if !reasons.contains(&reason) {
             reasons.push(reason);
         }
         lab.nudge();
         false
     });
-    let nodes = lab.running_nodes(job);
-    let submit = lab.job_time(job, "SubmitTime").expect("SubmitTime");
-    let start = lab.job_time(job, "StartTime").expect("StartTime");
-    assert_eq!(reasons, ["Resources"], "pending reasons of job {job}");
+    let nodes = lab.running_nodes(a);
+    let submit = lab.job_time(a, "SubmitTime").expect("SubmitTime");
+    let start = lab.job_time(a, "StartTime").expect("StartTime");
+    assert_eq!(reasons, ["Resources"], "pending reasons of job {a}");
     assert!(
         start - submit >= 10,
         "started {} s after submission: {nodes:?}",
         start - submit
     );
-    assert_eq!(per_rack(&nodes).len(), 2, "{:?}", per_rack(&nodes));
     let pieces: Vec<usize> = per_rack(&nodes).iter().map(|p| p.1).collect();
     assert_eq!(pieces, [6, 6], "{:?}", per_rack(&nodes));
     assert!(racks(&nodes).iter().all(|&r| r <= 3), "{nodes:?}");
-}
-
-/// `--switches=1` without `@max-time`: Slurm caps the wait at `SchedulerParameters=
-/// max_switch_wait`, 300 s by default (`Switches=1@00:05:00`), so the job stays in one rack:
-/// evaluated again and again for 15 s, it waits with reason `Resources`, and starts in the
-/// first rack that holds it. Without a topology plugin it starts at once, 10 + 2.
-#[test]
-fn switches_without_a_wait_keep_a_job_in_one_rack_up_to_max_switch_wait() {
-    let (lab, _g) = Lab::claim();
-    let holders = ten_free_in_three_racks(lab);
-    let job = lab.submit(&["-N", "12", "--exclusive", "--switches=1"]);
-    first_look(lab, job);
-    let submit = lab.job_time(job, "SubmitTime").expect("SubmitTime");
-    // Pending at every look until slurmctld has evaluated it 15 s after submission.
+    // B: pending at every look until slurmctld has evaluated it 15 s after submission.
+    let submit = lab.job_time(b, "SubmitTime").expect("SubmitTime");
     let mut split = None;
-    let what = format!("job {job} evaluated 15 s after submission");
-    lab.wait_up_to(90, &what, || {
-        if lab.state(job) != "PENDING" {
-            split = Some(lab.running_nodes(job));
-            return true;
-        }
-        lab.nudge();
-        lab.job_time(job, "LastSchedEval")
-            .is_some_and(|t| t - submit >= 15)
-    });
-    let (switches, reason) = (lab.job_field(job, "Switches"), lab.reason(job));
-    // rack2 empties: the job starts there, in one piece.
-    lab.run(&["scancel", &holders[1].to_string()]);
-    let nodes = split.is_none().then(|| lab.running_nodes(job));
-    assert_eq!(split, None, "job {job} did not wait for one rack");
-    assert_eq!(switches, "1@00:05:00");
+    lab.wait_up_to(
+        90,
+        &format!("job {b} evaluated 15 s after submission"),
+        || {
+            if lab.state(b) != "PENDING" {
+                split = Some(lab.running_nodes(b));
+                return true;
+            }
+            lab.nudge();
+            lab.job_time(b, "LastSchedEval")
+                .is_some_and(|t| t - submit >= 15)
+        },
+    );
+    let reason = lab.reason(b);
+    // rack3 empties (A took at most 6 of its trays): B starts there, in one piece.
+    lab.run(&["scancel", &holders[2].to_string()]);
+    let nodes = split.is_none().then(|| lab.running_nodes(b));
+    assert_eq!(split, None, "job {b} did not wait for one rack");
     assert_eq!(reason, "Resources");
     let nodes = nodes.unwrap();
-    assert_eq!(per_rack(&nodes), [(2, 12)], "{nodes:?}");
+    assert_eq!(per_rack(&nodes), [(3, 12)], "{nodes:?}");
 }
