@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use lab::{expand, racks};
+use lab::{expand, racks, show_field};
 
 const DIR: &str = "/var/tmp/nvl72-upgrade";
 /// Out of every other lab's way: main labs 6817/6827 with 17000/18000, replays above them.
@@ -151,12 +151,10 @@ impl Release {
     }
 
     fn field(&self, job: u32, name: &str) -> String {
-        let show = self.sl(&["scontrol", "show", "job", &job.to_string()]);
-        let key = format!("{name}=");
-        show.split_whitespace()
-            .find_map(|w| w.strip_prefix(key.as_str()))
-            .unwrap_or_default()
-            .to_string()
+        show_field(
+            &self.sl(&["scontrol", "show", "job", &job.to_string()]),
+            name,
+        )
     }
 
     fn nodes(&self, job: u32) -> Vec<String> {

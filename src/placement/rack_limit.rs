@@ -71,46 +71,31 @@ pub(super) fn spill(
         .div_ceil(topo.max_rack_size().max(1))
         .max(required_rack_list(topo, req).len());
     let rooms = ctx.rooms();
-    let cap = limit.active();
-    let fits_one_rack = n <= topo.max_rack_size();
-    if cap.map_or(true, |most| most > min_racks) {
-        if let Some(pieces) = fewest_now(ctx, &rooms, n, cap, fits_one_rack) {
-            return Ok(pieces);
+    // The fewest racks that hold its trays now; a job that fits one rack spills only over two
+    // or more (one rack that holds its trays but not its GPUs, CPUs or `-w` nodes is what the
+    // one-rack rule already refused).
+    let fewest = plan_start_now(ctx, &rooms, n, 1)
+        .ok()
+        .filter(|f| n > topo.max_rack_size() || f.len() >= 2);
+    match (fewest, limit.active()) {
+        (Some(f), None) => Ok(balance(ctx, &rooms, n, f)),
+        (Some(f), Some(most)) if most > min_racks && f.len() <= most => {
+            Ok(balance(ctx, &rooms, n, f))
         }
+        (Some(f), Some(most)) if f.len() > most => Err(Reject::NotNow(WaitReason::SwitchLimit {
+            racks: most,
+            needs: f.len(),
+        })),
+        _ => Err(Reject::NotNow(why)),
     }
-    if let Some(most) = cap {
-        if let Some(over) = fewest_now(ctx, &rooms, n, None, fits_one_rack) {
-            if over.len() > most {
-                return Err(Reject::NotNow(WaitReason::SwitchLimit {
-                    racks: most,
-                    needs: over.len(),
-                }));
-            }
-        }
-    }
-    Err(Reject::NotNow(why))
 }
 
-/// `n` trays on the fewest racks that hold them now (`plan_start_now` with pieces of one
-/// tray: `-w` racks first, then the fullest), at most `cap` racks, rebalanced on that many
-/// racks by `balanced`'s rule (with `-w` nodes the pieces stay as `plan_start_now` made them,
-/// as `balanced` leaves them). A job that fits one rack spills only over two or more: one
-/// rack that holds its trays but not its GPUs, CPUs or `-w` nodes is what the one-rack rule
-/// already refused.
-fn fewest_now(
-    ctx: &Ctx,
-    rooms: &[Room],
-    n: usize,
-    cap: Option<usize>,
-    fits_one_rack: bool,
-) -> Option<Vec<Piece>> {
-    let fewest = plan_start_now(ctx, rooms, n, 1).ok()?;
-    let racks = fewest.len();
-    if cap.is_some_and(|most| racks > most) || (fits_one_rack && racks < 2) {
-        return None;
-    }
+/// `fewest` (`plan_start_now` with pieces of one tray: `-w` racks first, then the fullest)
+/// rebalanced on as many racks by `balanced`'s rule; with `-w` nodes the pieces stay as they
+/// are, as `balanced` leaves them.
+fn balance(ctx: &Ctx, rooms: &[Room], n: usize, fewest: Vec<Piece>) -> Vec<Piece> {
     if !ctx.required.is_empty() {
-        return Some(fewest);
+        return fewest;
     }
-    balanced_pieces(ctx.topo, rooms, n, racks).or(Some(fewest))
+    balanced_pieces(ctx.topo, rooms, n, fewest.len()).unwrap_or(fewest)
 }

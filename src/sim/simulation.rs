@@ -19,7 +19,6 @@ use super::metrics::{Fate, PolicyReport, Price, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
 use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
 use super::slowdown::Slowdown;
-
 use crate::config::Policy;
 
 /// Everything about a run except the workload and the policy.

@@ -208,12 +208,10 @@ impl Lab {
     /// One `Key=value` field of `scontrol show job`, e.g. `Switches` (`1@00:00:30`), or ""
     /// when the job lacks it.
     pub fn job_field(&self, job: u32, key: &str) -> String {
-        let show = self.run(&["scontrol", "show", "job", &job.to_string()]);
-        let prefix = format!("{key}=");
-        show.split_whitespace()
-            .find_map(|w| w.strip_prefix(prefix.as_str()))
-            .unwrap_or_default()
-            .to_string()
+        show_field(
+            &self.run(&["scontrol", "show", "job", &job.to_string()]),
+            key,
+        )
     }
 
     /// Makes slurmctld look at the pending jobs again soon: a node update (gb001's comment)
@@ -491,6 +489,15 @@ pub fn ten_free_in_three_racks(lab: &Lab) -> Vec<u32> {
         .into_iter()
         .map(|nodes| lab.occupy(nodes))
         .collect()
+}
+
+/// One `Key=value` field of `scontrol show` output, or "" when it lacks the key.
+pub fn show_field(show: &str, key: &str) -> String {
+    let prefix = format!("{key}=");
+    show.split_whitespace()
+        .find_map(|w| w.strip_prefix(prefix.as_str()))
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` as seconds, read as UTC (the sacct reader's own parser).
