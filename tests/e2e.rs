@@ -519,10 +519,12 @@ fn first_look(lab: &Lab, job: u32) {
 
 /// `--switches`: at most `count` racks (NVLink domains) until the job has waited its
 /// `@max-time`, then the fewest racks that hold it, in pieces as large as possible. Ten free
-/// trays in each of racks 1-3, no rack holds 12; two jobs of 12 trays at once:
-/// - A, `--switches=1@0:10`: waits with reason `Resources` (as with topology/tree),
-///   `Switches=1@00:00:10`, and after its 10 s starts on two racks as 6 + 6;
-/// - B, `--switches=1` without `@`: Slurm caps its wait at `max_switch_wait`, 300 s by
+/// trays in each of racks 1-3, no rack holds 12; two jobs of 12 trays at once, sized as most
+/// users size them (`-N 12` is the 26.05 IMEX test's, e2e_slurm26.rs):
+/// - A, `--gpus=48 --switches=1@0:10`: waits with reason `Resources` (as with
+///   topology/tree), `Switches=1@00:00:10`, and after its 10 s starts on two racks as 6 + 6;
+/// - B, `-n 48 --gpus-per-task=1 --switches=1` without `@`: Slurm caps its wait at
+///   `max_switch_wait`, 300 s by
 ///   default (`Switches=1@00:05:00`), so evaluated again and again for 15 s it stays pending
 ///   with `Resources`, and once rack3 empties it runs there in one piece.
 ///
@@ -533,8 +535,14 @@ fn first_look(lab: &Lab, job: u32) {
 fn switches_hold_a_job_to_one_rack_until_its_wait_is_over_then_split_it_evenly() {
     let (lab, _g) = Lab::claim();
     let holders = ten_free_in_three_racks(lab);
-    let a = lab.submit(&["-N", "12", "--exclusive", "--switches=1@0:10"]);
-    let b = lab.submit(&["-N", "12", "--exclusive", "--switches=1"]);
+    let a = lab.submit(&["--gpus=48", "--exclusive", "--switches=1@0:10"]);
+    let b = lab.submit(&[
+        "-n",
+        "48",
+        "--gpus-per-task=1",
+        "--exclusive",
+        "--switches=1",
+    ]);
     for job in [a, b] {
         first_look(lab, job);
         let started_at_once = lab.state(job) != "PENDING";

@@ -142,15 +142,21 @@ pub fn plan<'a>(
             one_rack(&ctx, &JobRequest::nodes(s)).map(|a| (a, true))
         }
         None if fits_one_rack => one_rack(&ctx, req).map(|a| (a, !req.is_flexible())),
-        _ => lightest_pieces(&ctx, req, n)
-            .map(|pieces| (several_racks(&ctx, req, pieces), !req.is_flexible())),
+        _ => lightest_pieces(&ctx, req, n).map(|pieces| {
+            let balanced = ctx.topo.policy.multi_rack == MultiRack::Balanced;
+            (
+                several_racks(&ctx, req, pieces, balanced),
+                !req.is_flexible(),
+            )
+        }),
     };
     let (alternatives, exact) = match (planned, req.switches) {
         // A job with a rack limit that cannot start by the rules: spill over more racks
         // when its limit lets it (`rack_limit`).
         (Err(Reject::NotNow(why)), Some(limit)) if req.segment.is_none() => {
+            // Spilled pieces are balanced (pieces as large as possible), whatever multi_rack.
             let pieces = rack_limit::spill(&ctx, req, n, limit, why)?;
-            (several_racks(&ctx, req, pieces), !req.is_flexible())
+            (several_racks(&ctx, req, pieces, true), !req.is_flexible())
         }
         (planned, _) => planned?,
     };
@@ -247,8 +253,9 @@ fn rule_pieces(
 /// GPUs or CPUs left do not make the set fall short. Under `multi_rack = "balanced"` a job
 /// whose count its GPUs or CPUs set (more trays than its node minimum) is first offered just
 /// the balanced pieces, which its demand fills exactly on whole trays; if Slurm refuses them,
-/// the racks' free trays are next, so balancing never makes a job wait.
-fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>) -> Alternatives {
+/// the racks' free trays are next, so balancing never makes a job wait. `balanced`: the
+/// pieces are balanced ones (`multi_rack = "balanced"`, or a spill over its rack limit).
+fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>, balanced: bool) -> Alternatives {
     if !req.is_flexible() {
         return Alternatives::Pieces(vec![pieces]);
     }
@@ -260,7 +267,6 @@ fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>) -> Alternative
         })
         .collect();
     let sized_by_demand = req.trays_needed(ctx.topo) > req.min_nodes;
-    let balanced = ctx.topo.policy.multi_rack == MultiRack::Balanced;
     if balanced && sized_by_demand && pieces != every_free_tray {
         Alternatives::Pieces(vec![pieces, every_free_tray])
     } else {

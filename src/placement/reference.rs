@@ -401,7 +401,8 @@ fn check_multi_rack(
     p: &Placement,
     alternative: (usize, usize),
 ) -> Result<(), String> {
-    check_multi_rack_trays(topo, view, req, p, alternative)?;
+    let balanced = topo.policy.multi_rack == MultiRack::Balanced;
+    check_multi_rack_trays(topo, view, req, p, alternative, balanced)?;
     let n = req.trays_needed(topo);
     let racks: Vec<usize> = p.pieces.iter().map(|p| p.rack).collect();
     let named = required_racks(topo, req).unwrap_or_default();
@@ -418,18 +419,18 @@ fn check_multi_rack(
 
 /// What holds for one alternative of any plan over several racks, by the rules or spilled:
 /// the job's trays (all free trays of its racks when flexible), every rack of a `-w` node.
-/// Under `balanced` a flexible job sized by its demand may first be offered just its `n`
-/// trays, then the racks' free trays.
+/// When the pieces are `balanced` (`multi_rack = "balanced"`, or spilled) a flexible job
+/// sized by its demand may first be offered just its `n` trays, then the racks' free trays.
 fn check_multi_rack_trays(
     topo: &Topology,
     view: &ClusterView,
     req: &JobRequest,
     p: &Placement,
     (i, alternatives): (usize, usize),
+    balanced: bool,
 ) -> Result<(), String> {
     let n = req.trays_needed(topo);
-    let balanced_first =
-        topo.policy.multi_rack == MultiRack::Balanced && req.is_flexible() && n > req.min_nodes;
+    let balanced_first = balanced && req.is_flexible() && n > req.min_nodes;
     ensure!(
         alternatives == 1 || (balanced_first && alternatives == 2),
         "a multi-rack job has one alternative (two: balanced pieces, then the racks)"

@@ -95,7 +95,7 @@ pub(super) fn check_spilled(
     p: &Placement,
     alternative: (usize, usize),
 ) -> Result<(), String> {
-    check_multi_rack_trays(topo, view, req, p, alternative)?;
+    check_multi_rack_trays(topo, view, req, p, alternative, true)?;
     let named = required_racks(topo, req).unwrap_or_default();
     let fewest = fewest_racks_with(&frees(topo, view), &named, req.trays_needed(topo));
     if Some(p.pieces.len()) != fewest {

@@ -336,3 +336,33 @@ proptest! {
         prop_assert_eq!(placements(&topo, &view, &req), plain);
     }
 }
+
+/// The same promise for every way a user sizes the job: 48 GPUs by `--gpus` (no `-N`) or by
+/// `-n 48 --gpus-per-task=1` wait for one rack under a limit of one, and split 6 + 6 once it
+/// is lifted, as `-N 12` does.
+#[test]
+fn jobs_sized_by_gpus_or_tasks_wait_and_spill_as_node_counts_do() {
+    let (topo, view) = three_racks_of_ten();
+    let by_tasks = JobRequest {
+        demand: crate::demand::Demand {
+            gpus: 48,
+            ..Default::default()
+        },
+        ..JobRequest::gpus(48, 48)
+    };
+    for req in [JobRequest::gpus(48, 6 * 18), by_tasks] {
+        let held = limited(req.clone(), 1, false);
+        assert!(
+            matches!(
+                placements(&topo, &view, &held),
+                Err(Reject::NotNow(WaitReason::SwitchLimit { racks: 1, .. }))
+            ),
+            "{req:?}"
+        );
+        let lifted = limited(req.clone(), 1, true);
+        let p = &placements(&topo, &view, &lifted).unwrap()[0];
+        let per_rack: Vec<usize> = p.pieces.iter().map(|p| p.trays).collect();
+        assert_eq!(per_rack, [6, 6], "{req:?}");
+        reference::check_plan(&topo, &view, &lifted).unwrap();
+    }
+}
