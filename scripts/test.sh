@@ -3,7 +3,8 @@
 # Slurm series with a Debian lab (24.11.5 from trixie, 26.05.5 from sid) builds the plugin and
 # its Debian package for that release, brings up the real Slurm lab with the package installed
 # and topology/nvl72 loaded, and runs every test against it: unit and property tests of the
-# core, and the end-to-end tests that submit real jobs to the real slurmctld. Then build and
+# core, and the end-to-end tests that submit real jobs to the real slurmctld. The two series'
+# labs and tests run at once (output lines start with [24.11] or [26.05]). Then build and
 # linkage checks for 25.05 and 25.11 where a source tree is given (SLURM_SRC_25_05,
 # SLURM_SRC_25_11; Debian ships no binaries of those); where an installation of that release
 # is given too (SLURM_PREFIX_25_05, SLURM_PREFIX_25_11: the prefix of its make install), the
@@ -78,6 +79,18 @@ if [[ " ${TEST_SERIES-24.11 26.05} " != *" 24.11 "* ]] && [[ " ${TEST_SERIES-24.
     echo "== Slurm 24.11: the 24.11.5 package too, for the 26.05 upgrade test"
     cp "$(SLURM_PIN=24.11.5 SLURM_SERIES=24.11 bash scripts/package.sh | tail -1)" "$NVL72_PACKAGE_24_11"
 fi
+# series_env SERIES: the environment of that series' lint, build and tests.
+series_env() {
+    local other
+    case $1 in 24.11) other=26.05 ;; *) other=24.11 ;; esac
+    series_build "$other"
+    export NVL72_OTHER_PLUGIN="$REPO/$so"
+    series_build "$1"
+    export SLURM_PIN=$pin SLURM_SERIES=$1
+    export PACKAGE="$REPO/target/packages/topology-nvl72-$pin.deb"
+    export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/$profile/libtopology_nvl72.so"
+}
+# Lints and test builds first, one series after the other (they use both cores).
 for series in ${TEST_SERIES-24.11 26.05}; do
     case $series in 24.11) other=26.05 ;; *) other=24.11 ;; esac
     series_build "$other"
@@ -85,28 +98,60 @@ for series in ${TEST_SERIES-24.11 26.05}; do
         echo "== Slurm $other: build the plugin (for the $series lab's nvl72 check --plugin)"
         SLURM_PIN=$pin SLURM_SERIES=$other cargo build --profile "$profile" --lib
     fi
-    export NVL72_OTHER_PLUGIN="$REPO/$so"
-    series_build "$series"
-    export SLURM_PIN=$pin SLURM_SERIES=$series
-    echo "== Slurm $series: clippy, warnings denied"
-    lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
-    export PACKAGE="$REPO/target/packages/topology-nvl72-$pin.deb"
-    # Built with the package, before the first lab.
-    export NVL72_FAULT_PLUGIN="$REPO/target/fault-injection/$profile/libtopology_nvl72.so"
-    echo "== Slurm $series: lab (fresh logs)"
-    started+=("$series")
+    (
+        series_env "$series"
+        echo "== Slurm $series: clippy, warnings denied"
+        lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
+        echo "== Slurm $series: build the tests"
+        cargo test --profile "$profile" --all-targets --no-run || rc=1
+        exit "$rc"
+    ) || rc=1
+done
+# lab_up SERIES: the series' lab, fresh logs.
+lab_up() {
+    echo "== Slurm $1: lab (fresh logs)"
     # Accounting (slurmdbd + MariaDB) is on only in tests/e2e_accounting.rs, which restarts
     # the lab with ACCOUNTING=1: 26.05's slurmctld will not restart after a kill -9 in its
     # first 5 minutes with accounting (no assoc_usage saved yet; docs/lab.md), and the
     # kill -9 tests start from a clean state.
-    CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh
-    echo "== Slurm $series: tests"
-    set +e
-    cargo test --profile "$profile" --all-targets --no-fail-fast 2>&1 | tee -a "$log"
-    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
-    set -e
-    [ "${KEEP_LAB:-0}" = 1 ] || SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
+    (series_env "$1" && CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh)
+}
+# series_tests SERIES: every test against the series' lab; cargo test's status.
+series_tests() {
+    series_env "$1"
+    echo "== Slurm $1: tests"
+    cargo test --profile "$profile" --all-targets --no-fail-fast
+}
+# The series' labs run at once (their own chroots, ports and folders: docs/lab.md), and so
+# do their tests, which mostly wait on Slurm; each line of their output starts with the
+# series. The first lab comes up alone: a new machine's first lab-up installs debootstrap.
+status=$(mktemp -d)
+pids=()
+first=1
+for series in ${TEST_SERIES-24.11 26.05}; do
+    started+=("$series")
+    up=1
+    if [ "$first" = 1 ]; then
+        lab_up "$series" 2>&1 | sed -u "s/^/[$series] /" || up=0
+        first=0
+    else
+        up=later
+    fi
+    (
+        set +e
+        r=1
+        { [ "$up" = 1 ] || { [ "$up" = later ] && lab_up "$series"; }; } &&
+            { series_tests "$series"; r=$?; }
+        [ "${KEEP_LAB:-0}" = 1 ] || SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
+        echo "$r" > "$status/$series"
+    ) 2>&1 | sed -u "s/^/[$series] /" | tee -a "$log" &
+    pids+=($!)
 done
+wait "${pids[@]}"
+for series in ${TEST_SERIES-24.11 26.05}; do
+    [ "$(cat "$status/$series" 2>/dev/null)" = 0 ] || rc=1
+done
+rm -rf "$status"
 unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN NVL72_OTHER_PLUGIN NVL72_PACKAGE_24_11
 
 # Series without Debian packages: the export layer must build against the tree and link

@@ -7,7 +7,8 @@
 //! The series is the build's (24.11, or 26.05 for a 26.05 build; SLURM_PREFIX labs are
 //! skipped: the replay runs Debian's Slurm only), in a lab of its own
 //! (`/var/tmp/nvl72-cloudrep-test[-26.05]-nvl72`, built on first use) on the replay's second
-//! port set (`--port-offset 1`, slurmctld 6858; cloud trays listen on nothing).
+//! port set (`--port-offset 1`, slurmctld 6858) in 24.11 and its third in 26.05 (6859), as the
+//! test command runs both series at once; cloud trays listen on nothing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,9 +138,9 @@ fn a_cloud_replay_starts_and_ends_every_job_in_a_real_slurmctld_without_slurmd()
         return;
     }
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let prefix = match series {
-        "24.11" => "/var/tmp/nvl72-cloudrep-test".to_string(),
-        s => format!("/var/tmp/nvl72-cloudrep-test-{s}"),
+    let (prefix, port_offset) = match series {
+        "24.11" => ("/var/tmp/nvl72-cloudrep-test".to_string(), "1"),
+        s => (format!("/var/tmp/nvl72-cloudrep-test-{s}"), "2"),
     };
     let out = std::env::temp_dir().join(format!("nvl72-cloudrep-test-{}", std::process::id()));
     let json = out.join("report.json");
@@ -177,7 +178,7 @@ fn a_cloud_replay_starts_and_ends_every_job_in_a_real_slurmctld_without_slurmd()
         "--lab-prefix",
         &prefix,
         "--port-offset",
-        "1",
+        port_offset,
         "--keep-labs",
         "--quiet",
     ]);
