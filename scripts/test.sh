@@ -79,11 +79,11 @@ if [[ " ${TEST_SERIES-24.11 26.05} " != *" 24.11 "* ]] && [[ " ${TEST_SERIES-24.
     echo "== Slurm 24.11: the 24.11.5 package too, for the 26.05 upgrade test"
     cp "$(SLURM_PIN=24.11.5 SLURM_SERIES=24.11 bash scripts/package.sh | tail -1)" "$NVL72_PACKAGE_24_11"
 fi
+# other_series SERIES: the Debian series whose plugin SERIES' lab checks (nvl72 check --plugin).
+other_series() { case $1 in 24.11) echo 26.05 ;; *) echo 24.11 ;; esac; }
 # series_env SERIES: the environment of that series' lint, build and tests.
 series_env() {
-    local other
-    case $1 in 24.11) other=26.05 ;; *) other=24.11 ;; esac
-    series_build "$other"
+    series_build "$(other_series "$1")"
     export NVL72_OTHER_PLUGIN="$REPO/$so"
     series_build "$1"
     export SLURM_PIN=$pin SLURM_SERIES=$1
@@ -92,7 +92,7 @@ series_env() {
 }
 # Lints and test builds first, one series after the other (they use both cores).
 for series in ${TEST_SERIES-24.11 26.05}; do
-    case $series in 24.11) other=26.05 ;; *) other=24.11 ;; esac
+    other=$(other_series "$series")
     series_build "$other"
     if [ ! -f "$so" ]; then
         echo "== Slurm $other: build the plugin (for the $series lab's nvl72 check --plugin)"
@@ -130,18 +130,17 @@ pids=()
 first=1
 for series in ${TEST_SERIES-24.11 26.05}; do
     started+=("$series")
-    up=1
+    lab=todo   # todo: the background job brings it up; up / failed: done here
     if [ "$first" = 1 ]; then
-        lab_up "$series" 2>&1 | sed -u "s/^/[$series] /" || up=0
+        lab=up
+        lab_up "$series" 2>&1 | sed -u "s/^/[$series] /" || lab=failed
         first=0
-    else
-        up=later
     fi
     (
         set +e
         r=1
-        { [ "$up" = 1 ] || { [ "$up" = later ] && lab_up "$series"; }; } &&
-            { series_tests "$series"; r=$?; }
+        [ "$lab" != todo ] || { lab_up "$series" && lab=up; }
+        [ "$lab" != up ] || { series_tests "$series"; r=$?; }
         [ "${KEEP_LAB:-0}" = 1 ] || SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
         echo "$r" > "$status/$series"
     ) 2>&1 | sed -u "s/^/[$series] /" | tee -a "$log" &
