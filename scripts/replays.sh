@@ -8,6 +8,7 @@
 #
 #   bash scripts/replays.sh                  # the whole calibration set
 #   ONLY="syn-s1 ph4-s1" bash scripts/replays.sh   # a subset
+#   ONLY=priced bash scripts/replays.sh      # the six whose jobs pay their split's slowdown
 #   OUT=/tmp/replays MINUTES=8 bash scripts/replays.sh
 #   BIN=target/replay/bin ONLY=syn-s7 bash scripts/replays.sh   # with an earlier run's binaries
 #   target/release/nvl72 calibrate target/replay/*.json   # predict them again, later
@@ -25,6 +26,7 @@ SYN="--workload synthetic --jobs 200 --load 0.9"
 PH4="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
 LLM="--workload csv ../shared/data/acme-kalos-llm-jobs.csv --load 0.9"
 FAIL="--lambda 0.05"
+PRICED="--slowdown default"   # each job sleeps its run time × the model's slowdown for its racks
 # name: arguments of `nvl72 replay` (8 racks unless --racks says otherwise). `syn-s1-again`
 # is `syn-s1` once more: the real run-to-run spread of one stream. `syn-s7` is the stream
 # of issue 24, where the simulator with EASY backfill was 8.8 points off.
@@ -45,9 +47,19 @@ declare -A WORKLOAD=(
     [ph4-fail-s1]="$PH4 $FAIL --seed 1"
     [syn-s1-again]="$SYN --seed 1"
     [seg-fail-s1]="$SYN --segment 32-72=4 $FAIL --seed 1"
+    # Priced: the same streams, each job stretched by the slowdown of the racks Slurm gave it
+    # (`nvl72 stretch`), so usable occupancy is calibrated too.
+    [syn-s1-priced]="$SYN $PRICED --seed 1"
+    [syn-s2-priced]="$SYN $PRICED --seed 2"
+    [seg-s1-priced]="$SYN --segment 32-72=4 $PRICED --seed 1"
+    [syn-fail-s1-priced]="$SYN $FAIL $PRICED --seed 1"
+    [syn-fail-s2-priced]="$SYN $FAIL $PRICED --seed 2"
+    [ph4-fail-s1-priced]="$PH4 $FAIL $PRICED --seed 1"
 )
-ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2"
+PRICED_ORDER="syn-s1-priced syn-s2-priced seg-s1-priced syn-fail-s1-priced syn-fail-s2-priced ph4-fail-s1-priced"
+ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2 $PRICED_ORDER"
 ONLY=${ONLY:-$ORDER}
+[ "$ONLY" != priced ] || ONLY=$PRICED_ORDER
 
 if [ -n "${BIN:-}" ]; then
     T=$BIN   # nvl72 and libtopology_nvl72.so built earlier (e.g. an earlier run's <OUT>/bin)

@@ -248,11 +248,15 @@ fn simulate(a: &SimulateArgs) -> Result<(), String> {
     let report = RunReport {
         workload: info,
         error_band: calibration.as_ref().and_then(|c| c.band(with_failures)),
+        usable_error_band: calibration
+            .as_ref()
+            .and_then(|c| c.usable_band(with_failures)),
         sim: cfg,
         policies,
     };
-    let margin = calibration.and_then(|c| c.margin(with_failures));
-    if let Some(v) = verdict(&report, margin) {
+    let margin = calibration.as_ref().and_then(|c| c.margin(with_failures));
+    let usable_margin = calibration.and_then(|c| c.usable_margin(with_failures));
+    if let Some(v) = verdict(&report, margin, usable_margin) {
         println!("{v}");
     }
     print!("{}", report.to_table());

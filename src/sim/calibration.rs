@@ -16,6 +16,19 @@ use super::policy::PolicyKind;
 use super::scheduler::Backfill;
 use super::simulation::{simulate_all, SimConfig};
 
+/// One figure of a policy's report that calibration compares with the real run.
+pub type Figure = fn(&PolicyReport) -> Option<f64>;
+
+/// Occupancy while jobs wait.
+pub fn occupancy(r: &PolicyReport) -> Option<f64> {
+    r.occupancy_while_waiting
+}
+
+/// Usable occupancy while jobs wait (GPU time ÷ each job's slowdown).
+pub fn usable(r: &PolicyReport) -> Option<f64> {
+    r.usable_occupancy_while_waiting
+}
+
 /// Occupancy while jobs wait, per model: the mean over `members` runs whose scheduling
 /// passes fall at evenly spread phases of `cfg.sched_period`, and the range of the members
 /// (points). Which instant of slurmctld's tick an event lands on is chance, and one phase
@@ -27,50 +40,65 @@ pub fn ensemble(
     models: &[PolicyKind],
     members: usize,
 ) -> Vec<Option<(f64, f64)>> {
-    ensemble_of(cfg, jobs, models, members, |r| r.occupancy_while_waiting)
+    ensembles(cfg, jobs, models, members, &[occupancy]).remove(0)
 }
 
-/// [`ensemble`] of any one figure of the reports (usable occupancy, say).
-pub fn ensemble_of(
+/// [`ensemble`] of several figures from the same runs: one list per figure, one entry per
+/// model (the members run once, whatever the number of figures).
+pub fn ensembles(
     cfg: &SimConfig,
     jobs: &[Job],
     models: &[PolicyKind],
     members: usize,
-    figure: fn(&PolicyReport) -> Option<f64>,
-) -> Vec<Option<(f64, f64)>> {
+    figures: &[Figure],
+) -> Vec<Vec<Option<(f64, f64)>>> {
     let period = cfg.sched_period.filter(|&p| p > 0);
     let members = if period.is_some() { members.max(1) } else { 1 };
-    let mut runs: Vec<Vec<Option<f64>>> = Vec::new();
+    let mut runs: Vec<Vec<PolicyReport>> = Vec::new();
     for i in 0..members {
         let mut c = cfg.clone();
         c.tick_phase = period.map_or(0, |p| p * i as u64 / members as u64);
-        let reports = simulate_all(&c, jobs, models, true, &|_, _| {});
-        runs.push(reports.iter().map(figure).collect());
+        runs.push(simulate_all(&c, jobs, models, true, &|_, _| {}));
     }
-    (0..models.len())
-        .map(|m| {
-            let xs: Vec<f64> = runs.iter().filter_map(|r| r[m]).collect();
-            (!xs.is_empty()).then(|| {
-                let lo = xs.iter().copied().fold(f64::MAX, f64::min);
-                let hi = xs.iter().copied().fold(f64::MIN, f64::max);
-                (mean(&xs), (hi - lo) * 100.0)
-            })
+    figures
+        .iter()
+        .map(|figure| {
+            (0..models.len())
+                .map(|m| {
+                    let xs: Vec<f64> = runs.iter().filter_map(|r| figure(&r[m])).collect();
+                    (!xs.is_empty()).then(|| {
+                        let lo = xs.iter().copied().fold(f64::MAX, f64::min);
+                        let hi = xs.iter().copied().fold(f64::MIN, f64::max);
+                        (mean(&xs), (hi - lo) * 100.0)
+                    })
+                })
+                .collect()
         })
         .collect()
 }
 
-/// One plugin in one replay: occupancy while jobs wait, real and predicted (shares, 0-1).
+/// One plugin in one replay: occupancy while jobs wait, real and predicted (shares, 0-1),
+/// and usable occupancy when the replay's jobs paid their splits' slowdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub policy: PolicyKind,
     pub real: f64,
     pub predicted: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_usable: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_usable: Option<f64>,
 }
 
 impl Prediction {
-    /// Real minus predicted, in points.
+    /// Real minus predicted occupancy, in points.
     pub fn error_points(&self) -> f64 {
         (self.real - self.predicted) * 100.0
+    }
+
+    /// Real minus predicted usable occupancy, in points, when both were measured.
+    pub fn usable_error_points(&self) -> Option<f64> {
+        Some((self.real_usable? - self.predicted_usable?) * 100.0)
     }
 }
 
@@ -81,6 +109,9 @@ pub struct Replay {
     pub racks: usize,
     /// Trays failed during the run (drains and requeues).
     pub with_failures: bool,
+    /// Its jobs ran for their run time × the slowdown of the racks Slurm gave them.
+    #[serde(default)]
+    pub priced: bool,
     pub plugins: Vec<Prediction>,
 }
 
@@ -98,7 +129,7 @@ pub struct PluginError {
 }
 
 /// Errors over a group of replays (without failures, or with).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GroupError {
     pub replays: usize,
     pub per_plugin: Vec<PluginError>,
@@ -116,6 +147,11 @@ pub struct Calibration {
     pub backfill: Backfill,
     pub without_failures: GroupError,
     pub with_failures: GroupError,
+    /// The same on usable occupancy, over the priced replays only.
+    #[serde(default)]
+    pub usable_without_failures: GroupError,
+    #[serde(default)]
+    pub usable_with_failures: GroupError,
     /// The largest real difference for one plugin between two runs of one stream, in points.
     pub real_spread: Option<f64>,
     /// Replays whose real ranking of two plugins differs by more than the spread, and of
@@ -134,9 +170,9 @@ impl Calibration {
         replays: Vec<Replay>,
         real_spread: Option<f64>,
     ) -> Calibration {
-        let group = |f: bool| {
+        let group = |f: bool, error: ErrorOf| {
             let of: Vec<&Replay> = replays.iter().filter(|r| r.with_failures == f).collect();
-            group_error(&of)
+            group_error(&of, error)
         };
         let margin = real_spread.unwrap_or(0.0);
         let ranked: Vec<&Replay> = replays
@@ -156,8 +192,10 @@ impl Calibration {
         Calibration {
             date,
             backfill,
-            without_failures: group(false),
-            with_failures: group(true),
+            without_failures: group(false, |p| Some(p.error_points())),
+            with_failures: group(true, |p| Some(p.error_points())),
+            usable_without_failures: group(false, Prediction::usable_error_points),
+            usable_with_failures: group(true, Prediction::usable_error_points),
             real_spread,
             ranked: ranked.len(),
             ranking_held: held,
@@ -165,31 +203,48 @@ impl Calibration {
         }
     }
 
+    fn group(&self, with_failures: bool, usable: bool) -> &GroupError {
+        match (with_failures, usable) {
+            (false, false) => &self.without_failures,
+            (true, false) => &self.with_failures,
+            (false, true) => &self.usable_without_failures,
+            (true, true) => &self.usable_with_failures,
+        }
+    }
+
     /// The mean absolute error in points on occupancy while jobs wait, `None` when the set
     /// has no such replays.
     pub fn margin(&self, with_failures: bool) -> Option<f64> {
-        let g = if with_failures {
-            &self.with_failures
-        } else {
-            &self.without_failures
-        };
+        let g = self.group(with_failures, false);
+        (g.replays > 0).then_some(g.mean_abs)
+    }
+
+    /// [`Self::margin`] on usable occupancy, from the priced replays; `None` without any.
+    pub fn usable_margin(&self, with_failures: bool) -> Option<f64> {
+        let g = self.group(with_failures, true);
         (g.replays > 0).then_some(g.mean_abs)
     }
 
     /// The band `simulate` prints: one line, or `None` when the set has no such replays.
     pub fn band(&self, with_failures: bool) -> Option<String> {
-        let g = if with_failures {
-            &self.with_failures
-        } else {
-            &self.without_failures
-        };
+        self.describe(with_failures, false)
+    }
+
+    /// [`Self::band`] on usable occupancy, from the priced replays.
+    pub fn usable_band(&self, with_failures: bool) -> Option<String> {
+        self.describe(with_failures, true)
+    }
+
+    fn describe(&self, with_failures: bool, usable: bool) -> Option<String> {
+        let g = self.group(with_failures, usable);
         (g.replays > 0).then(|| {
             format!(
-                "±{:.1} points (mean; at most {:.1}) from {} real slurmctld replays {} failures, {}, {} backfill model",
+                "±{:.1} points (mean; at most {:.1}) from {} real slurmctld replays {} failures{}, {}, {} backfill model",
                 g.mean_abs,
                 g.max_abs,
                 g.replays,
                 if with_failures { "with" } else { "without" },
+                if usable { " whose jobs paid their splits' slowdown" } else { "" },
                 self.date,
                 match self.backfill {
                     Backfill::Conservative => "Slurm's",
@@ -224,10 +279,19 @@ fn pairs_apart(r: &Replay, margin: f64) -> Vec<(&Prediction, &Prediction)> {
     out
 }
 
-fn group_error(replays: &[&Replay]) -> GroupError {
+/// The error of one prediction in points, `None` when it was not measured.
+type ErrorOf = fn(&Prediction) -> Option<f64>;
+
+fn group_error(replays: &[&Replay], error: ErrorOf) -> GroupError {
+    let replays: Vec<&Replay> = replays
+        .iter()
+        .copied()
+        .filter(|r| r.plugins.iter().any(|p| error(p).is_some()))
+        .collect();
     let mut policies: Vec<PolicyKind> = replays
         .iter()
-        .flat_map(|r| r.plugins.iter().map(|p| p.policy))
+        .flat_map(|r| r.plugins.iter().filter(|p| error(p).is_some()))
+        .map(|p| p.policy)
         .collect();
     policies.sort();
     policies.dedup();
@@ -238,7 +302,7 @@ fn group_error(replays: &[&Replay]) -> GroupError {
                 .iter()
                 .flat_map(|r| r.plugins.iter())
                 .filter(|p| p.policy == policy)
-                .map(Prediction::error_points)
+                .filter_map(error)
                 .collect();
             PluginError {
                 policy,
@@ -252,7 +316,8 @@ fn group_error(replays: &[&Replay]) -> GroupError {
         .collect();
     let all: Vec<f64> = replays
         .iter()
-        .flat_map(|r| r.plugins.iter().map(|p| p.error_points().abs()))
+        .flat_map(|r| r.plugins.iter().filter_map(error))
+        .map(f64::abs)
         .collect();
     GroupError {
         replays: replays.len(),
@@ -295,12 +360,15 @@ mod tests {
             name: name.into(),
             racks: 8,
             with_failures: failures,
+            priced: false,
             plugins: plugins
                 .iter()
                 .map(|&(policy, real, predicted)| Prediction {
                     policy,
                     real,
                     predicted,
+                    real_usable: None,
+                    predicted_usable: None,
                 })
                 .collect(),
         }
@@ -351,6 +419,39 @@ mod tests {
         let b = replay("s-again", false, &[(Nvl72, 0.78, 0.0), (Block, 0.73, 0.0)]);
         assert!((spread(&[&a, &b]).unwrap() - 3.0).abs() < 1e-9);
         assert_eq!(spread(&[&a]), None);
+    }
+
+    #[test]
+    fn the_usable_band_comes_from_the_priced_replays_only() {
+        let mut priced = replay("p", true, &[(Nvl72, 0.80, 0.79), (Block, 0.75, 0.76)]);
+        priced.priced = true;
+        priced.plugins[0].real_usable = Some(0.70);
+        priced.plugins[0].predicted_usable = Some(0.73);
+        priced.plugins[1].real_usable = Some(0.74);
+        priced.plugins[1].predicted_usable = Some(0.73);
+        let plain = replay("q", true, &[(Nvl72, 0.80, 0.70)]);
+        let c = Calibration::new(
+            "d".into(),
+            Backfill::Conservative,
+            vec![priced, plain],
+            None,
+        );
+        assert_eq!(c.usable_with_failures.replays, 1);
+        assert!(
+            (c.usable_margin(true).unwrap() - 2.0).abs() < 1e-9,
+            "(3 + 1) / 2"
+        );
+        assert!((c.usable_with_failures.max_abs - 3.0).abs() < 1e-9);
+        assert_eq!(
+            c.usable_margin(false),
+            None,
+            "no priced replay without failures"
+        );
+        assert_eq!(c.with_failures.replays, 2, "occupancy counts both");
+        assert!(c
+            .usable_band(true)
+            .unwrap()
+            .starts_with("±2.0 points (mean; at most 3.0) from 1 real slurmctld replays with failures whose jobs paid"));
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct RunReport {
     /// figures so that nobody reads a smaller difference as a finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_band: Option<String>,
+    /// The same on usable occupancy, from the replays whose jobs paid their slowdown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usable_error_band: Option<String>,
 }
 
 impl RunReport {
@@ -193,11 +196,21 @@ impl RunReport {
             }
             out.push('\n');
         }
+        let usable_band = self
+            .usable_error_band
+            .as_ref()
+            .filter(|_| !s.slowdown.is_off());
         if let Some(band) = &self.error_band {
             let _ = writeln!(
                 out,
                 "\nthe simulator's error on GPU occupancy while waiting: {band}; a smaller difference between policies is not a finding{}",
-                if s.slowdown.is_off() { "" } else { " (quoted for usable occupancy too until replays that pay the slowdown calibrate it)" }
+                if s.slowdown.is_off() || usable_band.is_some() { "" } else { " (quoted for usable occupancy too until replays that pay the slowdown calibrate it)" }
+            );
+        }
+        if let Some(band) = usable_band {
+            let _ = writeln!(
+                out,
+                "the simulator's error on usable GPU occupancy while waiting: {band}"
             );
         }
         out

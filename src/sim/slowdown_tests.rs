@@ -144,8 +144,9 @@ fn a_priced_verdict_leads_with_usable_gpus_then_split_work_then_plain_occupancy(
         policies: simulate_all(&cfg, &jobs, &PolicyKind::ALL[..3], false, &|_, _| {}),
         sim: cfg,
         error_band: None,
+        usable_error_band: None,
     };
-    let text = super::verdict::verdict(&report, Some(1.5)).unwrap();
+    let text = super::verdict::verdict(&report, Some(1.5), None).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let (ours, naive) = (&report.policies[0], &report.policies[2]);
     let d = ours.usable_occupancy_while_waiting.unwrap()

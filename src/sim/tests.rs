@@ -76,6 +76,7 @@ fn run_report(failures: f64, seed: u64) -> RunReport {
         policies: simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {}),
         sim: cfg,
         error_band: None,
+        usable_error_band: None,
     }
 }
 
@@ -353,7 +354,7 @@ fn a_prediction_is_the_mean_of_its_tick_phases() {
 #[test]
 fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() {
     let report = run_report(0.0, 5);
-    let text = super::verdict::verdict(&report, Some(1.5)).unwrap();
+    let text = super::verdict::verdict(&report, Some(1.5), None).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
@@ -399,5 +400,5 @@ fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() 
         policies: report.policies[..1].to_vec(),
         ..report.clone()
     };
-    assert!(super::verdict::verdict(&alone, None).is_none());
+    assert!(super::verdict::verdict(&alone, None, None).is_none());
 }

@@ -12,8 +12,14 @@ use super::report::RunReport;
 type ShareOf = fn(&PolicyReport) -> Share;
 
 /// A few lines, or `None` when the run has no nvl72 column or nothing to compare it with.
-/// `margin`: the simulator's mean error on occupancy, in points ([`super::calibration`]).
-pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
+/// `margin` and `usable_margin`: the simulator's mean error on occupancy and on usable
+/// occupancy, in points ([`super::calibration`]); occupancy's stands in for usable's until
+/// priced replays measure it.
+pub fn verdict(
+    report: &RunReport,
+    margin: Option<f64>,
+    usable_margin: Option<f64>,
+) -> Option<String> {
     let find = |k: PolicyKind| {
         report
             .policies
@@ -52,8 +58,8 @@ pub fn verdict(report: &RunReport, margin: Option<f64>) -> Option<String> {
                 naive: usable(PolicyKind::Naive),
                 block: usable(PolicyKind::Block),
                 healthy_gpus: healthy,
-                band: margin,
-                band_is_usables: false,
+                band: usable_margin.or(margin),
+                band_is_usables: usable_margin.is_some(),
                 model: s.slowdown.describe(),
             })
         );

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Deserialize;
 
-use topology_nvl72::sim::calibration::{ensemble, spread, Calibration, Prediction, Replay};
+use topology_nvl72::sim::calibration::{
+    self, ensembles, spread, Calibration, GroupError, Prediction, Replay,
+};
 use topology_nvl72::sim::job::Job;
 use topology_nvl72::sim::policy::PolicyKind;
 use topology_nvl72::sim::scheduler::Backfill;
@@ -54,6 +56,8 @@ struct SavedPolicy {
     policy: PolicyKind,
     label: Option<String>,
     occupancy_while_waiting: Option<f64>,
+    #[serde(default)]
+    usable_occupancy_while_waiting: Option<f64>,
 }
 
 fn read(path: &Path) -> Result<(Saved, String), String> {
@@ -76,13 +80,20 @@ fn read(path: &Path) -> Result<(Saved, String), String> {
     Ok((saved, date))
 }
 
-/// Predicts one saved replay again with the simulator as it is now.
+/// Predicts one saved replay again with the simulator as it is now: occupancy, and usable
+/// occupancy when its jobs paid their splits' slowdown.
 fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String> {
-    let real: Vec<(PolicyKind, f64)> = saved
+    let real: Vec<(PolicyKind, f64, Option<f64>)> = saved
         .policies
         .iter()
         .filter(|p| p.label.is_some())
-        .filter_map(|p| Some((p.policy, p.occupancy_while_waiting?)))
+        .filter_map(|p| {
+            Some((
+                p.policy,
+                p.occupancy_while_waiting?,
+                p.usable_occupancy_while_waiting,
+            ))
+        })
         .collect();
     if real.is_empty() {
         return Err(format!(
@@ -90,16 +101,26 @@ fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String>
             path.display()
         ));
     }
-    let models: Vec<PolicyKind> = real.iter().map(|&(k, _)| k).collect();
-    let predicted = ensemble(&saved.sim, &saved.stream, &models, members);
+    let priced = !saved.sim.slowdown.is_off();
+    let models: Vec<PolicyKind> = real.iter().map(|&(k, _, _)| k).collect();
+    let figures = ensembles(
+        &saved.sim,
+        &saved.stream,
+        &models,
+        members,
+        &[calibration::occupancy, calibration::usable],
+    );
     let plugins = real
         .iter()
-        .zip(&predicted)
-        .filter_map(|(&(policy, real), p)| {
+        .enumerate()
+        .filter_map(|(m, &(policy, real, real_usable))| {
+            let usable = |x: Option<f64>| x.filter(|_| priced);
             Some(Prediction {
                 policy,
                 real,
-                predicted: p.as_ref()?.0,
+                predicted: figures[0][m]?.0,
+                real_usable: usable(real_usable),
+                predicted_usable: usable(figures[1][m].map(|f| f.0)),
             })
         })
         .collect();
@@ -109,6 +130,7 @@ fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String>
             .map_or("?".into(), |s| s.to_string_lossy().into_owned()),
         racks: saved.sim.racks,
         with_failures: saved.tray_events > 0,
+        priced,
         plugins,
     })
 }
@@ -166,49 +188,29 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Real and predicted shares of one prediction, when it has them.
+type Pair = fn(&Prediction) -> Option<(f64, f64)>;
+
 fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
     use std::fmt::Write;
-    let mut out = String::from(
-        "Occupancy while jobs wait: real slurmctld vs the simulator as it is now\n\n\
-         | Replay | Racks | Failures | Plugin | Real % | Simulator % | Real − sim, points |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    for r in &c.replays {
-        for (i, p) in r.plugins.iter().enumerate() {
-            let (name, racks, fail) = if i == 0 {
-                (
-                    r.name.as_str(),
-                    r.racks.to_string(),
-                    if r.with_failures { "yes" } else { "no" },
-                )
-            } else {
-                ("", String::new(), "")
-            };
-            let _ = writeln!(
-                out,
-                "| {name} | {racks} | {fail} | {} | {:.2} | {:.2} | {:+.2} |",
-                p.policy,
-                p.real * 100.0,
-                p.predicted * 100.0,
-                p.error_points()
-            );
-        }
-    }
-    out.push_str(
-        "\n| Group | Plugin | Replays | Mean real − sim | Mean abs | Max abs | Within 3 points |\n\
-         |---|---|---|---|---|---|---|\n",
-    );
-    for (label, g) in [
+    let mut out =
+        String::from("Occupancy while jobs wait: real slurmctld vs the simulator as it is now\n\n");
+    out.push_str(&rows(&c.replays, |p| Some((p.real, p.predicted))));
+    out.push_str(&groups(&[
         ("no failures", &c.without_failures),
         ("failures", &c.with_failures),
-    ] {
-        for p in &g.per_plugin {
-            let _ = writeln!(
-                out,
-                "| {label} | {} | {} | {:+.2} | {:.2} | {:.2} | {} of {} |",
-                p.policy, p.replays, p.mean, p.mean_abs, p.max_abs, p.within_3, p.replays
-            );
-        }
+    ]));
+    if c.replays.iter().any(|r| r.priced) {
+        out.push_str(
+            "\nUsable occupancy while jobs wait (GPU time ÷ each job's slowdown), in the replays whose jobs paid it\n\n",
+        );
+        out.push_str(&rows(&c.replays, |p| {
+            Some((p.real_usable?, p.predicted_usable?))
+        }));
+        out.push_str(&groups(&[
+            ("usable, no failures", &c.usable_without_failures),
+            ("usable, failures", &c.usable_with_failures),
+        ]));
     }
     out.push('\n');
     for names in same {
@@ -233,8 +235,64 @@ fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
             let _ = writeln!(out, "band: {b}");
         }
     }
+    for with in [false, true] {
+        if let Some(b) = c.usable_band(with) {
+            let _ = writeln!(out, "usable band: {b}");
+        }
+    }
     for s in settings {
         let _ = writeln!(out, "slurmctld SchedulerParameters in every lab: {s}");
+    }
+    out
+}
+
+/// One row per plugin and replay that has the `pair`.
+fn rows(replays: &[Replay], pair: Pair) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "| Replay | Racks | Failures | Plugin | Real % | Simulator % | Real − sim, points |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in replays {
+        let measured = r.plugins.iter().filter_map(|p| Some((p, pair(p)?)));
+        for (i, (p, (real, sim))) in measured.enumerate() {
+            let (name, racks, fail) = if i == 0 {
+                (
+                    r.name.as_str(),
+                    r.racks.to_string(),
+                    if r.with_failures { "yes" } else { "no" },
+                )
+            } else {
+                ("", String::new(), "")
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {racks} | {fail} | {} | {:.2} | {:.2} | {:+.2} |",
+                p.policy,
+                real * 100.0,
+                sim * 100.0,
+                (real - sim) * 100.0
+            );
+        }
+    }
+    out
+}
+
+/// The summary rows per plugin of some groups of replays.
+fn groups(groups: &[(&str, &GroupError)]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "\n| Group | Plugin | Replays | Mean real − sim | Mean abs | Max abs | Within 3 points |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for (label, g) in groups {
+        for p in &g.per_plugin {
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {} | {:+.2} | {:.2} | {:.2} | {} of {} |",
+                p.policy, p.replays, p.mean, p.mean_abs, p.max_abs, p.within_3, p.replays
+            );
+        }
     }
     out
 }

@@ -28,7 +28,7 @@ use topology_nvl72::config::Policy;
 use topology_nvl72::replay::observe::parse_log;
 use topology_nvl72::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use topology_nvl72::replay::timeline::{report, Fidelity, Measure};
-use topology_nvl72::sim::calibration::{ensemble, ensemble_of};
+use topology_nvl72::sim::calibration::{self, ensembles};
 use topology_nvl72::sim::job::{hours, set_offered_load, Job, HOUR};
 use topology_nvl72::sim::metrics::PolicyReport;
 use topology_nvl72::sim::plot;
@@ -302,13 +302,16 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     });
     // The tables: one tick phase. The occupancy compared: the mean over the phases.
     let predicted = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
-    let prediction = ensemble(&cfg, &schedule.stream, &models, ENSEMBLE);
     // Priced splits: usable occupancy, real against predicted, leads.
-    let usable_prediction = (!cfg.slowdown.is_off()).then(|| {
-        ensemble_of(&cfg, &schedule.stream, &models, ENSEMBLE, |r| {
-            r.usable_occupancy_while_waiting
-        })
-    });
+    let mut figures = ensembles(
+        &cfg,
+        &schedule.stream,
+        &models,
+        ENSEMBLE,
+        &[calibration::occupancy, calibration::usable],
+    );
+    let usable_prediction = (!cfg.slowdown.is_off()).then(|| figures.remove(1));
+    let prediction = figures.remove(0);
     let mut assumptions = format!(
         "slurmctld {} in every lab: SchedulerParameters={SCHED_PARAMS}, Slurm's defaults otherwise\nsimulator: {}",
         a.series,
@@ -536,6 +539,7 @@ fn table(info: &WorkloadInfo, cfg: &SimConfig, policies: Vec<PolicyReport>) -> S
         sim: cfg.clone(),
         policies,
         error_band: None,
+        usable_error_band: None,
     }
     .to_table()
 }
