@@ -19,11 +19,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::block::{self, BlockConfig};
-use super::job::Millis;
+use super::job::{Job, Millis, MINUTE};
 use super::latency::Latency;
-use crate::config::{EndTime, MultiRack, Policy};
+use crate::config::{EndTime, MultiRack, Policy, Switches};
 use crate::model::{Capacity, ClusterView, Topology, Tray};
-use crate::placement::{self, JobRequest, Reject};
+use crate::placement::{self, JobRequest, RackLimit, Reject};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -59,6 +59,11 @@ impl PolicyKind {
         PolicyKind::Nvl72EndAlign,
         PolicyKind::Nvl72Spill,
     ];
+
+    /// This crate's engine, whatever its knobs.
+    pub fn is_nvl72(self) -> bool {
+        !matches!(self, PolicyKind::Block | PolicyKind::Naive)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -97,12 +102,14 @@ impl FromStr for PolicyKind {
     }
 }
 
-/// How a job asks: trays, `--segment`, and whether it is sized by GPUs (no `-N`).
+/// How a job asks: trays, `--segment`, whether it is sized by GPUs (no `-N`), and whether it
+/// has waited out the rack limit `[policy] switches` gives it ([`Placer::ask`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimRequest {
     pub trays: usize,
     pub segment: Option<usize>,
     pub by_gpus: bool,
+    pub waited_out: bool,
 }
 
 impl SimRequest {
@@ -111,6 +118,7 @@ impl SimRequest {
             trays: job.trays,
             segment: job.segment,
             by_gpus: job.by_gpus,
+            waited_out: false,
         }
     }
 
@@ -120,8 +128,18 @@ impl SimRequest {
             trays,
             segment,
             by_gpus: false,
+            waited_out: false,
         }
     }
+}
+
+/// `[policy] switches` in simulated time: the most racks a job takes until it has waited
+/// `wait` since its submission (tree's `wait4switch_start` is never reset, so a requeued job
+/// keeps its clock).
+#[derive(Debug, Clone, Copy)]
+struct SwitchWait {
+    count: usize,
+    wait: Millis,
 }
 
 /// One policy, ready to place jobs on a cluster of `racks` x `trays` trays.
@@ -133,6 +151,9 @@ pub struct Placer {
     latency: Latency,
     /// Shapes already tried on the whole, healthy, empty cluster.
     fits_empty: BTreeMap<SimRequest, bool>,
+    /// The nvl72 engine's rack limit for every job (none of the simulated jobs passes its
+    /// own `--switches`); block and naive ignore it, as topology/block ignores `--switches`.
+    switches: Option<SwitchWait>,
 }
 
 enum Kind {
@@ -158,6 +179,16 @@ impl Placer {
         timed: bool,
     ) -> Placer {
         let policy_kind = kind;
+        let switches = match policy.switches {
+            Switches::Limit {
+                count,
+                wait_minutes,
+            } if kind.is_nvl72() => Some(SwitchWait {
+                count: usize::try_from(count).unwrap_or(usize::MAX),
+                wait: u64::from(wait_minutes) * MINUTE,
+            }),
+            _ => None,
+        };
         let kind = match kind {
             PolicyKind::Nvl72
             | PolicyKind::Nvl72StartNow
@@ -196,7 +227,21 @@ impl Placer {
             trays,
             latency: Latency::new(timed),
             fits_empty: BTreeMap::new(),
+            switches,
         }
+    }
+
+    /// How `job` asks at `now`: its shape, and whether its rack limit is lifted by then.
+    pub fn ask(&self, job: &Job, now: Millis) -> SimRequest {
+        SimRequest {
+            waited_out: self.wait_over(job).is_some_and(|t| now >= t),
+            ..SimRequest::of(job)
+        }
+    }
+
+    /// When `job`'s rack limit lifts, if this policy gives it one.
+    pub fn wait_over(&self, job: &Job) -> Option<Millis> {
+        self.switches.map(|s| job.submit.saturating_add(s.wait))
     }
 
     pub fn kind(&self) -> PolicyKind {
@@ -245,6 +290,11 @@ impl Placer {
         if rejected {
             return true;
         }
+        // Any wait ends: a job is never runnable only if no wait would start it.
+        let ask = SimRequest {
+            waited_out: true,
+            ..ask
+        };
         if let Some(&fits) = self.fits_empty.get(&ask) {
             return !fits;
         }
@@ -290,6 +340,10 @@ impl Placer {
         debug_assert_eq!(free.len(), self.racks * self.trays);
         let req = JobRequest {
             ends_at: ends_at.map(seconds),
+            switches: self.switches.map(|s| RackLimit {
+                max_racks: s.count,
+                lifted: ask.waited_out,
+            }),
             ..self.request(ask)
         };
         let mut untimed = Latency::new(false);

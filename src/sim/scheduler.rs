@@ -112,11 +112,13 @@ impl Map {
     }
 }
 
-fn try_place(placer: &mut Placer, map: &Map, job: &Job) -> Option<Vec<usize>> {
+/// A job placed on `map` (a reservation's future trays), asking as it does at `now`.
+fn try_place(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<Vec<usize>> {
     if job.trays > map.count {
         return None;
     }
-    placer.place(&map.free, SimRequest::of(job))
+    let ask = placer.ask(job, now);
+    placer.place(&map.free, ask)
 }
 
 /// A job starting now: the placer also learns when it is expected to end (for the engine's
@@ -126,7 +128,8 @@ fn try_start(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<V
         return None;
     }
     let until = now.saturating_add(job.limit);
-    let trays = placer.place_until(&map.free, SimRequest::of(job), until)?;
+    let ask = placer.ask(job, now);
+    let trays = placer.place_until(&map.free, ask, until)?;
     placer.mark_busy(&trays, until);
     Some(trays)
 }
@@ -182,15 +185,16 @@ pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
         return conservative(pass, placer, &free.free, starts, head_at, &later);
     }
 
-    let (shadow, reserved) =
-        reserve(placer, &free, pass.running, &pass.jobs[head]).unwrap_or((Millis::MAX, Vec::new()));
+    let (shadow, reserved) = reserve(placer, &free, pass.running, &pass.jobs[head], pass.now)
+        .unwrap_or((Millis::MAX, Vec::new()));
     let mut outside = free.clone();
     outside.take(&reserved);
     let mut failed: BTreeSet<(SimRequest, bool)> = BTreeSet::new();
     for j in queue.take(pass.bf_depth) {
         let job = &pass.jobs[j];
         let before_shadow = pass.now.saturating_add(job.limit) <= shadow;
-        let shape = |before| (SimRequest::of(job), before);
+        let ask = placer.ask(job, pass.now);
+        let shape = |before| (ask, before);
         if failed.contains(&shape(before_shadow)) || failed.contains(&shape(true)) {
             continue;
         }
@@ -273,14 +277,15 @@ fn conservative(
     let mut earliest: BTreeMap<SimRequest, (Millis, Millis)> = BTreeMap::new();
     for &j in jobs {
         let job = &pass.jobs[j];
-        let from = match earliest.get(&SimRequest::of(job)) {
+        let ask = placer.ask(job, pass.now);
+        let from = match earliest.get(&ask) {
             Some(&(limit, at)) if job.limit >= limit => at,
             _ => pass.now,
         };
         if from > window_end {
             continue;
         }
-        earliest.insert(SimRequest::of(job), (job.limit, Millis::MAX));
+        earliest.insert(ask, (job.limit, Millis::MAX));
         let tries: Vec<Millis> = std::iter::once(from)
             .chain(
                 times
@@ -306,15 +311,15 @@ fn conservative(
                     froms = sorted_from(&future);
                     times.insert(end);
                     starts.push(Start { job: j, trays });
-                    earliest.insert(SimRequest::of(job), (job.limit, at));
+                    earliest.insert(ask, (job.limit, at));
                     break;
                 }
-            } else if let Some(trays) = try_place(placer, &map, job) {
+            } else if let Some(trays) = try_place(placer, &map, job, pass.now) {
                 for &t in &trays {
                     future[t].reserved.push((at, end));
                 }
                 times.insert(end);
-                earliest.insert(SimRequest::of(job), (job.limit, at));
+                earliest.insert(ask, (job.limit, at));
                 reserved.extend(trays);
                 break;
             }
@@ -334,6 +339,7 @@ fn reserve(
     free: &Map,
     running: &[Running<'_>],
     job: &Job,
+    now: Millis,
 ) -> Option<(Millis, Vec<usize>)> {
     // cuts[k]: how many running jobs have ended once the k-th distinct end time is reached.
     let cuts: Vec<usize> = (1..=running.len())
@@ -344,7 +350,7 @@ fn reserve(
         for r in &running[..cuts[k]] {
             map.give(r.trays);
         }
-        try_place(placer, &map, job)
+        try_place(placer, &map, job, now)
     };
     let mut hi = cuts.len().checked_sub(1)?;
     let mut best = attempt(hi)?;

@@ -146,6 +146,8 @@ const END: u8 = 0;
 const TRAY: u8 = 1;
 /// A killed job becomes eligible again (after `requeue_delay`).
 const ELIGIBLE: u8 = 2;
+/// A waiting job's rack limit (`[policy] switches`) lifts: a pass may now spill it.
+const WAIT_OVER: u8 = 3;
 
 struct Run {
     trays: Vec<usize>,
@@ -302,6 +304,7 @@ impl<'a> Sim<'a> {
                 match kind {
                     END => self.end(now, id, epoch),
                     TRAY => self.tray_change(now, id),
+                    WAIT_OVER => {} // the pass below sees the limit lifted
                     _ => {
                         self.delayed -= 1;
                         self.queue.insert(id);
@@ -343,6 +346,9 @@ impl<'a> Sim<'a> {
         } else {
             self.queue.insert(job);
             self.rec.queued(job, now);
+            if let Some(at) = self.placer.wait_over(j).filter(|&at| at > now) {
+                self.events.push(Reverse((at, WAIT_OVER, job, 0)));
+            }
         }
     }
 

@@ -402,3 +402,29 @@ fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() 
     };
     assert!(super::verdict::verdict(&alone, None, None).is_none());
 }
+
+#[test]
+fn policy_switches_hold_a_job_to_its_racks_until_its_wait_is_over() {
+    // Three racks, each with 2 trays left beside a 10-hour job; a 4-tray job fits no rack.
+    // With `switches = { count = 1, wait_minutes = 30 }` it waits 30 minutes, then starts on
+    // two racks (2 + 2); without, it waits for a rack; block ignores the setting.
+    let mut jobs: Vec<Job> = (0..3)
+        .map(|id| Job::plain(id, 0, 16, 10 * HOUR, 10 * HOUR))
+        .collect();
+    jobs.push(Job::plain(3, 0, 4, HOUR, 2 * HOUR));
+    let mut cfg = config(3, 0.0, 1);
+    let waits = |cfg: &SimConfig, kind| simulate(cfg, &jobs, kind, &|_| {}).ends[3];
+    assert_eq!(waits(&cfg, PolicyKind::Nvl72), Some(11 * HOUR));
+    cfg.policy.switches = crate::config::Switches::Limit {
+        count: 1,
+        wait_minutes: 30,
+    };
+    assert_eq!(waits(&cfg, PolicyKind::Nvl72), Some(90 * MINUTE));
+    assert_eq!(waits(&cfg, PolicyKind::Block), Some(11 * HOUR));
+    // A count of 2 is above the job's one rack: it may start on two racks at once.
+    cfg.policy.switches = crate::config::Switches::Limit {
+        count: 2,
+        wait_minutes: 30,
+    };
+    assert_eq!(waits(&cfg, PolicyKind::Nvl72), Some(HOUR));
+}
