@@ -6,7 +6,7 @@
 # the documented workloads, with and without failures, under the slowdown model's default
 # (dense TP8) and high (mixture of experts EP32) variants.
 #
-#   bash scripts/policy-ab.sh                     # everything: about an hour on 2 cores
+#   bash scripts/policy-ab.sh                     # everything: about 6 minutes on 2 cores
 #   ONLY=ph4 SEEDS=1 bash scripts/policy-ab.sh    # one workload, one seed
 #
 # One markdown row per workload, lambda and model: nvl72's usable occupancy while jobs wait
