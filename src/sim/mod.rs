@@ -42,6 +42,7 @@ pub mod latency;
 pub mod metrics;
 pub mod plot;
 pub mod policy;
+pub mod queue;
 pub mod report;
 pub mod sacct;
 pub mod scheduler;

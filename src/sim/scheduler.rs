@@ -1,6 +1,6 @@
 //! One scheduling pass, close to Slurm's: priority FIFO, then backfill.
 //!
-//! 1. **FIFO.** Jobs start in priority order (submit order; a re-queued job keeps its place)
+//! 1. **FIFO.** Jobs start in priority order (submit order; a requeued job from its requeue on)
 //!    until the first one the policy cannot place now: the *head*.
 //! 2. **Backfill, as Slurm's sched/backfill does it** ([`Backfill::Conservative`], the
 //!    default). The head and then up to `bf_depth` later jobs (Slurm's `bf_max_job_test`), in

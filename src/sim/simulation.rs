@@ -3,11 +3,12 @@
 //! Events are job arrivals, job ends and tray state changes. All events at one instant are
 //! handled (ends, then tray changes, then arrivals; ties by job or tray number), then one
 //! scheduling pass runs ([`super::scheduler`]). A tray that fails under a running job kills
-//! it; the job is queued again with its original priority and later restarts from scratch.
+//! it; the job is queued again, behind every job already waiting (slurmctld resets a requeued
+//! job's submit time: [`super::queue`]), and later restarts from scratch.
 //! Nothing depends on hash order or wall-clock time, so a seed gives one exact result.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,7 @@ use super::idle::{self, Moment, Waiting};
 use super::job::{Job, Millis, HOUR};
 use super::metrics::{Fate, PolicyReport, Price, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
+use super::queue::Queue;
 use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
 use super::slowdown::Slowdown;
 use crate::config::Policy;
@@ -166,7 +168,7 @@ struct Sim<'a> {
     /// `(time, kind, job or tray, epoch)`; an end event whose epoch is stale is ignored.
     events: BinaryHeap<Reverse<(Millis, u8, usize, u32)>>,
     next_arrival: usize,
-    queue: BTreeSet<usize>,
+    queue: Queue,
     /// Killed jobs waiting out `requeue_delay` (queued, not yet eligible).
     delayed: usize,
     running: BTreeMap<usize, Run>,
@@ -252,7 +254,7 @@ impl<'a> Sim<'a> {
             failures,
             events,
             next_arrival: 0,
-            queue: BTreeSet::new(),
+            queue: Queue::new(jobs.len()),
             delayed: 0,
             running: BTreeMap::new(),
             epoch: vec![0; jobs.len()],
@@ -306,8 +308,10 @@ impl<'a> Sim<'a> {
                     TRAY => self.tray_change(now, id),
                     WAIT_OVER => {} // the pass below sees the limit lifted
                     _ => {
+                        // Requeued (its submit time reset) when it was killed, a delay ago.
+                        let delay = self.cfg.requeue_delay.unwrap_or(0);
                         self.delayed -= 1;
-                        self.queue.insert(id);
+                        self.queue.insert(id, now - delay);
                     }
                 }
             }
@@ -344,7 +348,7 @@ impl<'a> Sim<'a> {
             self.rejected += 1;
             self.rec.rejected(job);
         } else {
-            self.queue.insert(job);
+            self.queue.insert(job, now);
             self.rec.queued(job, now);
             if let Some(at) = self.placer.wait_over(j).filter(|&at| at > now) {
                 self.events.push(Reverse((at, WAIT_OVER, job, 0)));
@@ -388,7 +392,7 @@ impl<'a> Sim<'a> {
                             self.events.push(Reverse((now + d, ELIGIBLE, job, 0)));
                         }
                         None => {
-                            self.queue.insert(job);
+                            self.queue.insert(job, now);
                         }
                     }
                 }
@@ -407,7 +411,7 @@ impl<'a> Sim<'a> {
         if self.queue.is_empty() || self.cluster.free_count() == 0 {
             return;
         }
-        let queue: Vec<usize> = self.queue.iter().copied().collect();
+        let queue: Vec<usize> = self.queue.iter().collect();
         let mut running: Vec<Running<'_>> = self
             .running
             .values()
@@ -444,7 +448,7 @@ impl<'a> Sim<'a> {
     fn start(&mut self, now: Millis, Start { job, trays }: Start) {
         let j = &self.jobs[job];
         assert_eq!(trays.len(), j.trays, "job {job} got the wrong tray count");
-        self.queue.remove(&job);
+        self.queue.remove(job);
         self.progress_at = now;
         self.cluster.allocate(job, &trays);
         let racks = self.cluster.per_rack(&trays);
@@ -479,7 +483,7 @@ impl<'a> Sim<'a> {
         let head_fits_by_count = self
             .queue
             .first()
-            .is_some_and(|&h| self.jobs[h].trays <= free);
+            .is_some_and(|h| self.jobs[h].trays <= free);
         Snapshot {
             busy: self.cluster.busy_count(),
             healthy: self.cluster.healthy_count(),
@@ -497,7 +501,7 @@ impl<'a> Sim<'a> {
         let waiting: Vec<Waiting> = self
             .looked_at
             .iter()
-            .filter(|j| self.queue.contains(j))
+            .filter(|&&j| self.queue.contains(j))
             .map(|&j| {
                 let job = &self.jobs[j];
                 let ask = super::policy::SimRequest::of(job);
@@ -537,6 +541,6 @@ impl<'a> Sim<'a> {
         }
         let held = owner.iter().filter(|o| o.is_some()).count();
         assert_eq!(held, self.cluster.busy_count(), "busy trays without a job");
-        assert!(self.queue.iter().all(|j| !self.running.contains_key(j)));
+        assert!(self.queue.iter().all(|j| !self.running.contains_key(&j)));
     }
 }
