@@ -156,6 +156,8 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
             .sim
             .run_overhead
             .or(Some(super::replay::lab_run_overhead(saved.scale)));
+        // The driver's requeue as measured, whatever the report's simulator assumed.
+        saved.sim.requeue_delay = Some(super::replay::lab_requeue_delay(saved.scale));
         if let Some(s) = a.run_overhead_s {
             saved.sim.run_overhead = Some((s * 1000.0 * saved.scale).round() as u64);
         }

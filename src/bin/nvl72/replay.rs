@@ -5,10 +5,10 @@
 //! Each lab is `scripts/lab-up.sh` with its own folder and ports. Jobs are `sbatch
 //! --exclusive` with `-N` (or `--gpus`), `--segment`, `--time` and a `sleep` of their
 //! compressed run time; failures drain the tray and requeue the job on it (`scontrol
-//! requeue`, then its begin time is set to now + 1 s, because Slurm otherwise holds a
-//! requeued job back for the 120 s credential lifetime, which compression would turn into
-//! many hours); a job killed more than `--max-requeue` times is requeued held, as Slurm's
-//! MaxBatchRequeue does.
+//! requeue`, then its begin time is set to `now+1`, the next whole second, because Slurm
+//! otherwise holds a requeued job back for the 120 s credential lifetime, which compression
+//! would turn into many hours); a job killed more than `--max-requeue` times is requeued
+//! held, as Slurm's MaxBatchRequeue does.
 //!
 //! With `--cloud` the trays are Slurm power-saving cloud nodes without a slurmd (lab-up.sh
 //! `CLOUD=1`), so a lab of thousands of trays fits in memory; the driver ends each job at
@@ -171,6 +171,18 @@ const LAB_RUN_OVERHEAD_S: f64 = 0.1;
 /// the backfill cycle's locks); 2026-12-02.
 const CLOUD_RUN_OVERHEAD_S: f64 = 0.005;
 
+/// How long a requeued job waits before it may start again in a replay lab, real seconds:
+/// the driver sets `StartTime=now+1`, which slurmctld reads in whole seconds, so the begin
+/// time is the next whole second, not a full second later (`setting begin to` minus
+/// `Requeuing` averaged 0.54 s, from 0.03 to 1.02 s, over 88 requeues in the three labs of
+/// ph4-fail-s1-priced, 2026-12-04).
+const LAB_REQUEUE_DELAY_S: f64 = 0.5;
+
+/// [`LAB_REQUEUE_DELAY_S`] in simulated time.
+pub fn lab_requeue_delay(scale: f64) -> u64 {
+    (LAB_REQUEUE_DELAY_S * 1000.0 * scale).round() as u64
+}
+
 /// [`LAB_RUN_OVERHEAD_S`] in simulated time.
 pub fn lab_run_overhead(scale: f64) -> u64 {
     (LAB_RUN_OVERHEAD_S * 1000.0 * scale).round() as u64
@@ -292,8 +304,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let models: Vec<PolicyKind> = a.topologies.iter().map(|t| t.model()).collect();
     // slurmctld's one-second scheduling tick, which compression stretches.
     cfg.sched_period = Some((1000.0 * a.tick_s * scale).round() as u64);
-    // A requeued job's begin time is one second after the requeue (see the module docs).
-    cfg.requeue_delay = Some((1000.0 * scale).round() as u64);
+    cfg.requeue_delay = Some(lab_requeue_delay(scale));
     cfg.bf_window = Some(lab_bf_window(scale));
     cfg.run_overhead = Some(if a.cloud {
         cloud_run_overhead(scale)
