@@ -8,7 +8,7 @@
 #
 #   bash scripts/replays.sh                  # the whole calibration set
 #   ONLY="syn-s1 ph4-s1" bash scripts/replays.sh   # a subset
-#   ONLY=priced bash scripts/replays.sh      # the six whose jobs pay their split's slowdown
+#   ONLY=priced bash scripts/replays.sh      # the eight whose jobs pay their split's slowdown
 #   OUT=/tmp/replays MINUTES=8 bash scripts/replays.sh
 #   BIN=target/replay/bin ONLY=syn-s7 bash scripts/replays.sh   # with an earlier run's binaries
 #   target/release/nvl72 calibrate target/replay/*.json   # predict them again, later
@@ -55,8 +55,11 @@ declare -A WORKLOAD=(
     [syn-fail-s1-priced]="$SYN $FAIL $PRICED --seed 1"
     [syn-fail-s2-priced]="$SYN $FAIL $PRICED --seed 2"
     [ph4-fail-s1-priced]="$PH4 $FAIL $PRICED --seed 1"
+    # Unseen when the failure model was last changed (issue 38 part 6): its check.
+    [ph4-fail-s2-priced]="$PH4 $FAIL $PRICED --seed 2"
+    [syn-fail-s4-priced]="$SYN $FAIL $PRICED --seed 4"
 )
-PRICED_ORDER="syn-s1-priced syn-s2-priced seg-s1-priced syn-fail-s1-priced syn-fail-s2-priced ph4-fail-s1-priced"
+PRICED_ORDER="syn-s1-priced syn-s2-priced seg-s1-priced syn-fail-s1-priced syn-fail-s2-priced ph4-fail-s1-priced ph4-fail-s2-priced syn-fail-s4-priced"
 ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2 $PRICED_ORDER"
 ONLY=${ONLY:-$ORDER}
 [ "$ONLY" != priced ] || ONLY=$PRICED_ORDER
