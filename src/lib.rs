@@ -16,6 +16,7 @@ mod ffi;
 pub mod fragmentation;
 pub mod held_trays;
 pub mod hostlist;
+pub mod idle;
 pub mod model;
 pub mod node_order;
 pub mod placement;

@@ -1,7 +1,7 @@
 //! `nvl72 status`: what an admin looks at before the logs. One row per rack with a character
 //! per tray, the largest job that can start now (per rack and cluster-wide, plain and with
 //! `--segment` 4/8/16), the free GPUs that no waiting job can use and why (the simulator's
-//! idle causes, [`crate::sim::idle::Cause`]), and the jobs that wait for topology rather than
+//! idle causes, [`crate::idle::Cause`]), and the jobs that wait for topology rather than
 //! for trays.
 //!
 //! The figures come from the engine itself ([`crate::placement`]) on the racks of the
@@ -16,9 +16,9 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::demand::Demand;
+use crate::idle::Cause;
 use crate::model::{ClusterView, Topology, Tray};
 use crate::placement::{self, JobRequest};
-use crate::sim::idle::Cause;
 
 pub mod gather;
 #[cfg(test)]
@@ -427,7 +427,7 @@ pub fn render(st: &Status) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let causes: Vec<String> = crate::sim::idle::CAUSES
+    let causes: Vec<String> = crate::idle::CAUSES
         .iter()
         .filter(|&&c| st.racks.iter().any(|r| r.stranded_cause == Some(c)))
         .map(|c| format!("{} = {}", c.name(), c.describe()))

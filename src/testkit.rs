@@ -38,7 +38,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::config::{Config, Policy, RackConfig};
 use crate::model::{Capacity, ClusterView, Topology, Tray};
-use crate::status::{Live, TrayState};
 
 /// A topology and a view of it, built from rack maps.
 #[derive(Debug, Clone)]
@@ -265,44 +264,15 @@ impl Kit {
         }
     }
 
-    /// The racks as configured (node names `n<index>`), e.g. for [`crate::status::compute`].
+    /// The racks as configured (node names `n<index>`), e.g. for `nvl72 status`.
     pub fn config(&self) -> &Config {
         &self.config
     }
 
-    /// The trays as `nvl72 status` reads them from Slurm, by node name: `.` free, `r` held,
-    /// `-` drained, `x` down, and each job character of `jobs` running that job (`+` and `*`
-    /// run every job of `jobs`). `_` is left out, as a node Slurm does not report.
-    pub fn live(&self, jobs: &[(char, u32)]) -> Live {
-        let all: Vec<u32> = jobs.iter().map(|j| j.1).collect();
-        let trays = self
-            .config
-            .racks
-            .iter()
-            .flat_map(|r| &r.nodes)
-            .zip(&self.chars)
-            .filter_map(|(name, &c)| {
-                let state = match c {
-                    '.' => TrayState::Free,
-                    'r' => TrayState::Held,
-                    '-' => TrayState::Drained,
-                    'x' => TrayState::Down,
-                    '_' => return None,
-                    '+' | '*' => TrayState::Busy(all.clone()),
-                    _ => TrayState::Busy(vec![
-                        jobs.iter()
-                            .find(|j| j.0 == c)
-                            .unwrap_or_else(|| panic!("no job drawn as {c:?}"))
-                            .1,
-                    ]),
-                };
-                Some((name.clone(), state))
-            })
-            .collect();
-        Live {
-            trays,
-            pending: Vec::new(),
-        }
+    /// Each configured tray's node name (`n<index>`) and the character it is drawn with.
+    pub fn drawn(&self) -> impl Iterator<Item = (&str, char)> {
+        let names = self.config.racks.iter().flat_map(|r| &r.nodes);
+        names.zip(&self.chars).map(|(n, &c)| (n.as_str(), c))
     }
 
     /// Which trays are offered, in node order: the simulator's free map.

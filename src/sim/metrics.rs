@@ -16,7 +16,7 @@
 //!   every free healthy GPU counts as stranded until the next event: there is capacity, but
 //!   in the wrong shape. Reported as a time average over the waiting time, and as a share of
 //!   the healthy GPUs. The topology-naive policy strands nothing by construction.
-//! - **Idle GPUs by cause** ([`super::idle`]): right after every scheduling pass while a job
+//! - **Idle GPUs by cause** ([`crate::idle`]): right after every scheduling pass while a job
 //!   waits, each free healthy tray gets exactly one cause, the first that applies below; the
 //!   time averages add up to *idle GPUs while waiting* (free healthy GPUs, averaged over the
 //!   waiting time). Inputs: the *waiting jobs* W, the jobs the last pass looked at (FIFO up
@@ -62,12 +62,12 @@
 
 use serde::Serialize;
 
-use super::idle::{Cause, Idle, CAUSES};
 use super::job::{class_of, hours, Job, Millis, CLASSES};
 use super::latency::LatencySummary;
 use super::policy::PolicyKind;
 pub use super::slowdown::Fate;
 use super::slowdown::{CommClass, Factor};
+use crate::idle::{Cause, Idle, CAUSES};
 
 /// The cluster at one moment, as the metrics need it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

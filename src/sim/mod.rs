@@ -19,7 +19,6 @@
 //! | [`simulation`] | The discrete-event loop |
 //! | [`slowdown`] | What a rack boundary costs a job: its slowdown from its pieces |
 //! | [`metrics`] | What is measured, and its definitions |
-//! | [`idle`] | Where the idle GPUs go: each free tray's cause while jobs wait |
 //! | [`latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`verdict`] | The plain-language verdict at the top of a report |
@@ -36,7 +35,6 @@ pub mod breakeven;
 pub mod calibration;
 pub mod cluster;
 pub mod failures;
-pub mod idle;
 pub mod job;
 pub mod latency;
 pub mod metrics;

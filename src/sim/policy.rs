@@ -395,7 +395,7 @@ impl Placer {
     }
 
     /// The fewest free trays a rack must have for this policy to put part of the job there
-    /// (the idle breakdown's test, [`super::idle`]): naive 1; the engine's own rule
+    /// (the idle breakdown's test, [`crate::idle`]): naive 1; the engine's own rule
     /// ([`JobRequest::rack_need`]); otherwise the job itself when it fits a rack, a segment,
     /// or for a larger job the share the last of its racks must hold (block: the next power
     /// of two of ⌈n/M⌉ racks; spill: one rack more).

@@ -132,7 +132,7 @@ impl RunReport {
         });
         if self.policies.iter().any(|p| p.idle_by_cause.is_some()) {
             row("idle GPUs by cause (of healthy)", &|_| String::new());
-            for cause in super::idle::CAUSES {
+            for cause in crate::idle::CAUSES {
                 row(&format!("  {}", cause.describe()), &|p| {
                     p.idle_by_cause
                         .iter()

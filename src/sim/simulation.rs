@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 
 use super::cluster::{Cluster, TrayState};
 use super::failures::{FailureModel, FailureTimeline};
-use super::idle::{self, Moment, Waiting};
 use super::job::{Job, Millis, HOUR};
 use super::metrics::{Fate, PolicyReport, Price, Recorder, Snapshot};
 use super::policy::{Placer, PolicyKind};
@@ -22,6 +21,7 @@ use super::queue::Queue;
 use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
 use super::slowdown::Slowdown;
 use crate::config::Policy;
+use crate::idle::{self, Moment, Waiting};
 
 /// Everything about a run except the workload and the policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

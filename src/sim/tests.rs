@@ -5,12 +5,12 @@ use proptest::prelude::*;
 
 use super::calibration;
 use super::failures::FailureModel;
-use super::idle::Cause;
 use super::job::{Job, HOUR, MINUTE};
 use super::policy::PolicyKind;
 use super::report::{RunReport, WorkloadInfo};
 use super::simulation::{simulate, simulate_all, SimConfig};
 use super::synthetic::{generate, SyntheticSpec};
+use crate::idle::Cause;
 
 fn config(racks: usize, p: f64, seed: u64) -> SimConfig {
     let mut cfg = SimConfig::new(racks);

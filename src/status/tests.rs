@@ -1,5 +1,5 @@
 use super::*;
-use crate::sim::idle::Cause;
+use crate::idle::Cause;
 use crate::testkit::{racks, Kit};
 
 /// Four racks of 18 trays, like the lab. rack1: job 7 (A) on 10 trays, one drained; rack2:
@@ -19,7 +19,38 @@ fn config() -> Config {
 }
 
 fn live() -> Live {
-    lab().live(&[('A', 7), ('B', 8), ('C', 9)])
+    live_of(&lab(), &[('A', 7), ('B', 8), ('C', 9)])
+}
+
+/// The trays as `nvl72 status` reads them from Slurm, by node name: `.` free, `r` held, `-`
+/// drained, `x` down, and each job character of `jobs` running that job (`+` and `*` run
+/// every job of `jobs`). `_` is left out, as a node Slurm does not report.
+fn live_of(kit: &Kit, jobs: &[(char, u32)]) -> Live {
+    let all: Vec<u32> = jobs.iter().map(|j| j.1).collect();
+    let trays = kit
+        .drawn()
+        .filter_map(|(name, c)| {
+            let state = match c {
+                '.' => TrayState::Free,
+                'r' => TrayState::Held,
+                '-' => TrayState::Drained,
+                'x' => TrayState::Down,
+                '_' => return None,
+                '+' | '*' => TrayState::Busy(all.clone()),
+                _ => TrayState::Busy(vec![
+                    jobs.iter()
+                        .find(|j| j.0 == c)
+                        .unwrap_or_else(|| panic!("no job drawn as {c:?}"))
+                        .1,
+                ]),
+            };
+            Some((name.to_string(), state))
+        })
+        .collect();
+    Live {
+        trays,
+        pending: Vec::new(),
+    }
 }
 
 fn pending(id: u32, min_nodes: usize, gpus: u64) -> PendingJob {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::*;
 use crate::config::Config;
-use crate::sim::idle::Cause;
+use crate::idle::Cause;
 use crate::status::compute;
 use crate::testkit::uniform;
 

@@ -1,7 +1,9 @@
 //! Where the idle GPUs go: every free healthy tray while jobs wait gets one [`Cause`], so the
 //! occupancy gap between policies can be read as failed trays, whole-rack waits, remainders
-//! and reservations instead of one "stranded" figure. The definitions are in
-//! [`super::metrics`]'s module docs; this file is their code, cause by cause in that order.
+//! and reservations instead of one "stranded" figure. The definitions are in the simulator's
+//! metrics module docs (`sim::metrics`); this file is their code, cause by cause in that
+//! order. It is the engine's, not the simulator's: `nvl72 status` gives live trays the same
+//! causes.
 
 use serde::Serialize;
 
@@ -91,7 +93,7 @@ impl Idle {
 pub struct Waiting {
     pub trays: usize,
     /// The fewest free trays a rack must have for the policy to put part of the job there
-    /// ([`super::policy::Placer::rack_need`]).
+    /// (the simulator's `Placer::rack_need`).
     pub rack_need: usize,
     /// Unsegmented and at least a rack's trays: it waits for whole racks or a rack set.
     pub whole: bool,
