@@ -1,11 +1,11 @@
 //! The pending jobs, in the order slurmctld tries them.
 //!
 //! Every job in the labs has the same priority (`InitPrio=1`), and for equal priorities
-//! slurmctld sorts by submit time, then job id (`sort_job_queue2`, job_scheduler.c). When it
-//! requeues a job it sets the job's submit time to the moment of the requeue (and clears its
-//! accrue time, so an age factor starts again): `_job_requeue_op`, job_mgr.c, 24.11 and 26.05
-//! alike. A requeued job therefore queues behind every job already waiting, not at its old
-//! place.
+//! slurmctld sorts by submit time, then job id (`sort_job_queue2`, job_scheduler.c). When a
+//! requeued job has finished completing, slurmctld sets its submit time to that moment (and
+//! clears its accrue time, so an age factor starts again): `batch_requeue_fini`, job_mgr.c,
+//! 24.11 and 26.05 alike. A requeued job therefore queues behind every job already waiting,
+//! not at its old place.
 
 use std::collections::BTreeSet;
 
