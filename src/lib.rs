@@ -1,30 +1,23 @@
 //! topology/nvl72: a Slurm topology plugin that treats every GB200 NVL72 rack as one
 //! NVLink domain and keeps each job (or each `--segment` piece) inside one domain.
 //!
-//! Everything except [`ffi`] is safe Rust without Slurm types, so the placement logic can be
-//! tested and benchmarked on its own. `ffi` is the only module with `unsafe`: the crate
-//! denies `unsafe_code`, every other module forbids it, and inside `ffi` each submodule that
-//! needs it says so.
+//! The engine is its own crate (`nvl72-engine`, re-exported here under the same module
+//! names); this crate adds the plugin's FFI layer, the admin tools and the simulator.
+//! Everything except [`ffi`] is safe Rust without Slurm types. `ffi` is the only module with
+//! `unsafe`: the crate denies `unsafe_code`, every other module forbids it, and inside `ffi`
+//! each submodule that needs it says so.
 #![deny(unsafe_code)]
 
-pub mod allocation;
+#[doc(hidden)]
+pub use nvl72_engine::testkit;
+pub use nvl72_engine::{
+    allocation, config, demand, fragmentation, held_trays, hostlist, idle, model, node_order,
+    placement, reload, saved_pieces, topoinfo,
+};
+
 pub mod check;
-pub mod config;
-pub mod demand;
 pub mod discover;
 mod ffi;
-pub mod fragmentation;
-pub mod held_trays;
-pub mod hostlist;
-pub mod idle;
-pub mod model;
-pub mod node_order;
-pub mod placement;
-pub mod reload;
 pub mod replay;
-pub mod saved_pieces;
 pub mod sim;
 pub mod status;
-#[doc(hidden)]
-pub mod testkit;
-pub mod topoinfo;

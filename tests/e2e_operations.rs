@@ -13,7 +13,7 @@ const LOADED: &str = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
 ///
 /// slurmctld restores each running job's cores and GPU indices by position in its node table,
 /// and the plugin orders that table. Before the plugin kept its node order
-/// (`src/node_order.rs`), the swap moved gb019 ahead of gb001: gb019's CPUAlloc fell from 2
+/// (`crates/engine/src/node_order.rs`), the swap moved gb019 ahead of gb001: gb019's CPUAlloc fell from 2
 /// to 1 and a job C asking for 2 GPUs on gb019 started at once on GPUs 2-3, so GPU 2 and a
 /// core were given to two jobs (seen in the lab, issue 36; the plugin of b9d5bb7 fails this
 /// test on 24.11.5 and on 26.05.5 alike: gb019 CPUAlloc=2 becomes 1, gb001 and gb018 1 to 0). topology/block ranks no node by

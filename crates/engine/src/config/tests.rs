@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-const EXAMPLE: &str = include_str!("../../conf/topology.toml");
+const EXAMPLE: &str = include_str!("../../../../conf/topology.toml");
 
 fn file() -> &'static Path {
     Path::new("/etc/slurm/topology.toml")

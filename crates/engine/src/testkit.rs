@@ -3,7 +3,7 @@
 //! product: nothing in the plugin or the `nvl72` binary calls it.
 //!
 //! ```
-//! use topology_nvl72::testkit::racks;
+//! use nvl72_engine::testkit::racks;
 //! // rack1: 12 free trays, 2 running job A, 2 drained, 2 more free; rack2: 4 free trays.
 //! let kit = racks(&["rack1 ............AA--..", "rack2 ...."]);
 //! assert_eq!(kit.tray("rack2", 3), 21);

@@ -34,10 +34,10 @@ fn strings(names: &[&str]) -> Vec<String> {
 #[test]
 fn pieces_saved_by_the_last_format_0_build_in_slurm_26_05_5_read_back() {
     let parts = fixture(include_str!(
-        "../../tests/fixtures/saved-pieces/format0-two-rack-parts.hex"
+        "../../../../tests/fixtures/saved-pieces/format0-two-rack-parts.hex"
     ));
     let segments = fixture(include_str!(
-        "../../tests/fixtures/saved-pieces/format0-two-segments.hex"
+        "../../../../tests/fixtures/saved-pieces/format0-two-segments.hex"
     ));
     assert_eq!(
         decode(unframe(&parts)),
@@ -72,7 +72,7 @@ fn a_newer_format_is_refused_and_named() {
 fn every_truncation_is_refused() {
     let format_1 = encode(&strings(&["gb[001-018]", "gb019"])).to_bytes();
     let format_0 = unframe(&fixture(include_str!(
-        "../../tests/fixtures/saved-pieces/format0-two-rack-parts.hex"
+        "../../../../tests/fixtures/saved-pieces/format0-two-rack-parts.hex"
     )))
     .to_vec();
     for bytes in [format_1, format_0] {

@@ -1,0 +1,23 @@
+//! The topology/nvl72 engine: every GB200 NVL72 rack is one NVLink domain, and each job (or
+//! each `--segment` piece) goes inside one domain with the fewest stranded GPUs.
+//!
+//! Safe Rust without Slurm types: the plugin's FFI layer (the root package) turns Slurm's
+//! structures into these types and back, and the simulator and `nvl72`'s admin commands use
+//! them as they are. [`testkit`] draws racks as rack maps for the tests of every crate.
+#![forbid(unsafe_code)]
+
+pub mod allocation;
+pub mod config;
+pub mod demand;
+pub mod fragmentation;
+pub mod held_trays;
+pub mod hostlist;
+pub mod idle;
+pub mod model;
+pub mod node_order;
+pub mod placement;
+pub mod reload;
+pub mod saved_pieces;
+#[doc(hidden)]
+pub mod testkit;
+pub mod topoinfo;
