@@ -24,7 +24,7 @@ OUT=${OUT:-target/replay}
 MINUTES=${MINUTES:-8}
 SYN="--workload synthetic --jobs 200 --load 0.9"
 PH4="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
-LLM="--workload csv ../shared/data/acme-kalos-llm-jobs.csv --load 0.9"
+LLM="--workload csv data/acme-kalos-llm-jobs.csv --load 0.9"
 FAIL="--lambda 0.05"
 PRICED="--slowdown default"   # each job sleeps its run time × the model's slowdown for its racks
 # name: arguments of `nvl72 replay` (8 racks unless --racks says otherwise). `syn-s1-again`

@@ -24,17 +24,26 @@ pub struct TraceRow {
     pub attempts: u32,
 }
 
-/// Where the Philly trace is when no file is given: `../shared/data/` relative to the
-/// working directory (CI runs in a clone next to `shared/`), else relative to this crate.
+/// Where the Philly trace is when no file is given: `data/` of the working directory (a
+/// clone), else where the Debian package installs it, else `data/` of the source tree this
+/// binary was built from.
 pub fn philly_path() -> PathBuf {
-    let rel = Path::new("../shared/data").join(PHILLY_FILE);
-    if rel.exists() {
-        return rel;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
-        .join(PHILLY_FILE)
+    let candidates = [
+        Path::new("data").join(PHILLY_FILE),
+        Path::new(INSTALLED_DATA).join(PHILLY_FILE),
+    ];
+    candidates
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("data")
+                .join(PHILLY_FILE)
+        })
 }
+
+/// The traces' folder in the Debian package (Cargo.toml's `package.metadata.deb` assets).
+const INSTALLED_DATA: &str = "/usr/share/topology-nvl72/data";
 
 const HEADER: &str = "submit_s,gpus,runtime_s";
 

@@ -33,7 +33,7 @@ pub enum Source {
 /// The workload, the cluster and its failures: what `simulate` and `replay` share.
 #[derive(Args)]
 pub struct WorkloadArgs {
-    /// `synthetic`; `philly [FILE]` (the Philly trace, ../shared/data/ by default); `csv FILE`
+    /// `synthetic`; `philly [FILE]` (the Philly trace, data/ by default); `csv FILE`
     /// (`submit_s,gpus,runtime_s[,attempts]`); `sacct FILE` (a site's history, exported with
     /// the README's sacct command)
     #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"], default_value = "synthetic")]
