@@ -114,7 +114,7 @@ pub struct CheckInput {
     /// off ([`crate::topoinfo::PLACEMENT_OFF`]); `None` (the default) skips it.
     pub show_topology: Option<String>,
     /// The short hostname this runs on, to tell this controller's copy of the racks from the
-    /// others' ([`controllers`]); [`CheckInput::new`] reads it.
+    /// others' (the `controllers` module); [`CheckInput::new`] reads it.
     pub this_host: Option<String>,
     /// The running slurmctld's jobs that hold trays, to refuse a file that takes one out of
     /// the rack it runs in ([`crate::held_trays`]); `None` (the default) skips it.

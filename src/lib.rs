@@ -3,7 +3,7 @@
 //!
 //! The engine is its own crate (`nvl72-engine`, re-exported here under the same module
 //! names); this crate adds the plugin's FFI layer, the admin tools and the simulator.
-//! Everything except [`ffi`] is safe Rust without Slurm types. `ffi` is the only module with
+//! Everything except `ffi` is safe Rust without Slurm types. `ffi` is the only module with
 //! `unsafe`: the crate denies `unsafe_code`, every other module forbids it, and inside `ffi`
 //! each submodule that needs it says so.
 #![deny(unsafe_code)]

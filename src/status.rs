@@ -74,7 +74,7 @@ pub struct RackRow {
     pub largest: Vec<usize>,
     /// Free healthy GPUs here that no waiting job can use.
     pub stranded_gpus: usize,
-    /// Why, when `stranded_gpus` > 0 ([`stranded_cause`]).
+    /// Why, when `stranded_gpus` > 0 (`stranded_cause`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stranded_cause: Option<Cause>,
 }

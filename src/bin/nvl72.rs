@@ -11,6 +11,8 @@
 //! nvl72 bench --racks 278
 //! ```
 #![forbid(unsafe_code)]
+// The doc comments here are clap's help text, where `[policy]` names a TOML table, not a link.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Replaying a simulator workload in a real slurmctld (`nvl72 replay`): [`plan`] compresses
+//! Replaying a simulator workload in a real slurmctld (`nvl72 replay`): [`schedule`] compresses
 //! the job stream and the tray failures in time, [`observe`] reads what slurmctld did from
 //! its log, [`stretch`] prices a lab job's real nodes with the slowdown model, and
 //! [`timeline`] measures that with the simulator's own metrics so the real run

@@ -1,6 +1,6 @@
 //! Turns what Slurm did into the simulator's report: every submission, start, end, requeue
 //! and tray change is replayed, in time order, into the simulator's own
-//! [`Recorder`](crate::sim::metrics::Recorder), with real time scaled back to simulated time,
+//! [`Recorder`], with real time scaled back to simulated time,
 //! so both sides are measured by one definition.
 //!
 //! Stranded GPUs need a judgement the simulator makes inside its scheduler ("the head of the

@@ -25,7 +25,7 @@
 //! | [`breakeven`] | The uniform slowdown at which nvl72 meets another policy on usable GPUs |
 //! | [`calibration`] | The simulator's measured error against real slurmctld replays |
 //! | [`analytic`] | The segment-size capacity formula and its check |
-//! | [`bench`] | Decision-latency scenarios |
+//! | [`bench`](mod@bench) | Decision-latency scenarios |
 #![forbid(unsafe_code)]
 
 pub mod analytic;

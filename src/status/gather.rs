@@ -12,7 +12,7 @@
 //! | JSON | text | use |
 //! |---|---|---|
 //! | `job_id` | `JobId` | the job |
-//! | `job_state` (a list: base state and flags; a string in older parsers) | `JobState` | [`shown_state`] |
+//! | `job_state` (a list: base state and flags; a string in older parsers) | `JobState` | `shown_state` |
 //! | `nodes` | `NodeList` | a running job's trays |
 //! | `node_count`, `max_nodes`, `job_size_str` | `NumNodes` | a waiting job's node count |
 //! | `cpus` | `NumCPUs` | demand: CPUs |

@@ -180,7 +180,7 @@ pub fn is_one_rack_job(topo: &Topology, req: &JobRequest) -> bool {
 ///   runnable.
 ///
 /// With a rack limit (`req.switches`) the placement must also keep to it; see
-/// [`limit::placement_exists`].
+/// `limit::placement_exists`.
 pub fn placement_exists(topo: &Topology, view: &ClusterView, req: &JobRequest) -> bool {
     match req.switches {
         None => placement_exists_by_rules(topo, view, req),
