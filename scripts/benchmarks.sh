@@ -36,12 +36,14 @@ mkdir -p "$OUT"
 
 # shellcheck source=scripts/workloads.sh
 source scripts/workloads.sh
-TITLE_syn="synthetic NVL72 mix, 278 racks (32-72 trays without --segment)"
-TITLE_seg="synthetic NVL72 mix, 278 racks, 32-72 trays with --segment=4"
-TITLE_gpu="synthetic NVL72 mix, 278 racks, half the jobs without --segment sized by GPUs (--gpus, no -N)"
-TITLE_phi="Philly trace as is, 8 racks"
-TITLE_phg="Philly trace, 8 racks, every job sized by GPUs (--gpus, no -N)"
-TITLE_ph4="Philly trace, sizes x 4, 32 racks"
+declare -A TITLE=(
+    [syn]="synthetic NVL72 mix, 278 racks (32-72 trays without --segment)"
+    [seg]="synthetic NVL72 mix, 278 racks, 32-72 trays with --segment=4"
+    [gpu]="synthetic NVL72 mix, 278 racks, half the jobs without --segment sized by GPUs (--gpus, no -N)"
+    [phi]="Philly trace as is, 8 racks"
+    [phg]="Philly trace, 8 racks, every job sized by GPUs (--gpus, no -N)"
+    [ph4]="Philly trace, sizes x 4, 32 racks"
+)
 
 for w in syn seg gpu phi phg ph4; do
     [ -n "$ONLY" ] && [ "$ONLY" != "$w" ] && continue
@@ -55,8 +57,7 @@ for w in syn seg gpu phi phg ph4; do
                     --policies "$POLICIES" --backfill "$BACKFILL" --slowdown "$SLOWDOWN" --no-timing --quiet --json "$f" >/dev/null
                 files+=("$f")
             done
-            title="TITLE_$w"
-            echo "### ${!title}: load $load, lambda $lam"
+            echo "### ${TITLE[$w]}: load $load, lambda $lam"
             echo
             $B summarize "${files[@]}"
             echo

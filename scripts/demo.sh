@@ -23,13 +23,11 @@ cargo build --profile "$profile" --lib 2>&1 | tail -1
 echo "== starting the lab (Debian's slurmctld/slurmd $SLURM_PIN, TopologyPlugin=topology/nvl72)"
 CLEAN=1 TOPO=nvl72 PLUGIN="$REPO/target/$profile/libtopology_nvl72.so" bash scripts/lab-up.sh | tail -4
 
-declare -A LETTER=()
 submit() {   # submit LABEL ARGS...: a 10-minute job; remembers a letter for the picture
     local label=$1; shift
     local out id
     if out=$(sl sbatch --parsable -J "$label" "$@" --wrap 'sleep 600' 2>&1); then
         id=${out%%;*}
-        LETTER[$id]=$label
         printf '  %-3s sbatch %-40s -> job %s\n' "$label" "$*" "$id"
     else
         printf '  %-3s sbatch %-40s -> REJECTED: %s\n' "$label" "$*" "$(echo "$out" | tail -1)"

@@ -27,7 +27,7 @@ stream() {
 }
 
 cpu_seconds() {   # utime + stime of slurmctld, in seconds
-    local pid ticks
+    local pid
     pid=$(cat "$LAB/var/run/slurmctld.pid")
     awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"
 }

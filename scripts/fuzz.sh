@@ -11,7 +11,7 @@
 # seed corpus), crashes land in fuzz/artifacts/<target>/. Prints per target: inputs executed,
 # exec/s, wall time, corpus size and crashes; exits 1 if any target crashed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 ALL=(config block_conf hostlist placement sacct saved_pieces)
 which=${1:-all}
@@ -38,7 +38,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/fuzz/target}
 # `-s none`: no sanitizer, so no nightly-only -Zsanitizer flag: the stable compiler builds
 # the libFuzzer/SanitizerCoverage instrumentation. `-a`: debug assertions and overflow checks.
 FUZZ_FLAGS=(-s none -a)
-cd "$ROOT/fuzz"
+cd "$ROOT/fuzz" || exit 1
 cargo fuzz build "${FUZZ_FLAGS[@]}" || exit 1
 
 failed=0

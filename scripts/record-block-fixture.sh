@@ -41,7 +41,7 @@ wait_idle() {   # after a cancel, the trays must be idle again before the next s
         sleep 0.25
     done
 }
-for step in $(seq 1 "$STEPS"); do
+for _ in $(seq 1 "$STEPS"); do
     if [ ${#running[@]} -gt 0 ] && [ $((RANDOM % 10)) -lt 4 ]; then
         i=$((RANDOM % ${#running[@]})); id=${running[$i]}
         sl scancel "$id"; wait_idle

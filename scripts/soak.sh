@@ -202,7 +202,7 @@ all_responding() {
 }
 SOAK_DRAINED=()
 drain_one() {
-    local node oldest reason keep=()
+    local node oldest reason
     # A tray that is up (not drained or down by the driver's failures or by us), at random.
     node=$(in_root sinfo -h -N -p gpu -o '%N %t' 2>/dev/null | awk '$2 ~ /^(idle|mix|alloc)$/ {print $1}' | sort -u | shuf -n 1 || true)
     if [ -n "$node" ]; then
@@ -267,6 +267,7 @@ for n in "${SOAK_DRAINED[@]}"; do in_root scontrol update nodename="$n" state=re
 EXPECTED=$(sed -n 's/^replay: \([0-9]*\) jobs of .*/\1/p' "$OUT/driver.log" | head -1)
 left=$(in_root squeue -h -o '%i' 2>/dev/null | wc -l)
 # slurmdbd gets the end records asynchronously: poll until every job has a final state.
+# shellcheck disable=SC2054 # -o takes one comma-separated argument
 SACCT=(sacct -X -D -n -P --allusers --starttime 2020-01-01 -o JobID,JobName,State,NNodes,NodeList,SubmitLine)
 end=$(( $(date +%s) + 300 ))
 while :; do

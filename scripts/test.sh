@@ -19,7 +19,7 @@ unset LAB   # each series has its own lab (lab-lib.sh's default for SLURM_SERIES
 # The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx).
 unset SLURM_PREFIX
 
-bash scripts/install-deps.sh
+LINT=1 bash scripts/install-deps.sh
 log=$(mktemp)
 started=()
 stop_labs() {   # entries: "<series>" (Debian's Slurm) or "<series>|<SLURM_PREFIX>"
@@ -43,6 +43,9 @@ lint() {
 rc=0
 echo "== cargo fmt --check"
 lint fmt cargo fmt --check
+echo "== shellcheck (warnings) on the shell scripts; the Python helpers parse"
+lint shellcheck shellcheck -x -P SCRIPTDIR -S warning .ci/run scripts/*.sh scripts/sl tests/fixtures/*/make-fixtures.sh
+lint python python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' scripts/*.py
 # Set before any lab-up so that a half-started lab is stopped too.
 [ "${KEEP_LAB:-0}" = 1 ] || trap stop_labs EXIT
 
@@ -102,6 +105,10 @@ for series in ${TEST_SERIES-24.11 26.05}; do
         series_env "$series"
         echo "== Slurm $series: clippy, warnings denied"
         lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
+        if [ "$series" = 24.11 ]; then
+            echo "== cargo doc, warnings denied (broken links, private items)"
+            lint doc env RUSTDOCFLAGS="-D warnings" cargo doc --profile "$profile" --no-deps --workspace
+        fi
         echo "== Slurm $series: build the tests"
         cargo test --profile "$profile" --all-targets --no-run || rc=1
         exit "$rc"

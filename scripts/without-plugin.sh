@@ -10,7 +10,7 @@
 # never starts waits 60 s for it). Arguments filter the tests: without-plugin.sh segments
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$REPO"
+cd "$REPO" || exit 1
 [ "$(id -u)" = 0 ] || { echo "without-plugin.sh: the lab needs root" >&2; exit 1; }
 TOPO=${TOPO:-none}
 case $TOPO in none|block) ;; *) echo "TOPO must be none or block" >&2; exit 2 ;; esac

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # The documented simulator workloads (docs/benchmarks.md), sourced by benchmarks.sh and
 # same-decisions.sh. name: extra arguments of `nvl72 simulate`.
+# shellcheck disable=SC2034 # read by the scripts that source this file
 declare -A WORKLOAD=(
     [syn]="--workload synthetic --racks 278 --jobs 6000"
     [seg]="--workload synthetic --racks 278 --jobs 6000 --segment 32-72=4"
