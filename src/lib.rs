@@ -1,8 +1,9 @@
 //! topology/nvl72: a Slurm topology plugin that treats every GB200 NVL72 rack as one
 //! NVLink domain and keeps each job (or each `--segment` piece) inside one domain.
 //!
-//! The engine is its own crate (`nvl72-engine`, re-exported here under the same module
-//! names); this crate adds the plugin's FFI layer, the admin tools and the simulator.
+//! The engine (`nvl72-engine`) and the admin tools (`nvl72-admin`) are crates of their own,
+//! re-exported here under the same module names; this crate adds the plugin's FFI layer and
+//! the simulator.
 //! Everything except `ffi` is safe Rust without Slurm types. `ffi` is the only module with
 //! `unsafe`: the crate denies `unsafe_code`, every other module forbids it, and inside `ffi`
 //! each submodule that needs it says so.
@@ -15,9 +16,8 @@ pub use nvl72_engine::{
     placement, reload, saved_pieces, topoinfo,
 };
 
-pub mod check;
-pub mod discover;
+pub use nvl72_admin::{check, discover, status};
+
 mod ffi;
 pub mod replay;
 pub mod sim;
-pub mod status;

@@ -54,6 +54,8 @@ pub fn check(a: &CheckArgs) -> Result<i32, String> {
             .unwrap_or_else(|| "/etc/slurm/slurm.conf".into())
     });
     let mut input = CheckInput::new(slurm_conf);
+    // 25.05 and later (the ctx interface) build their topologies from topology.yaml.
+    input.reads_topology_yaml = cfg!(slurm_ctx);
     if let Some(t) = &a.topology {
         input.topology = t.clone();
     }

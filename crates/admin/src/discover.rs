@@ -41,7 +41,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::config::{Config, RackConfig};
+use nvl72_engine::config::{Config, RackConfig};
 
 mod group;
 mod parse;
@@ -280,7 +280,7 @@ fn plural(n: usize, what: &str) -> String {
 }
 
 /// Natural order of node names: digit runs compare as numbers (`gb2` < `gb10`), equal
-/// numbers with less padding first (`gb1` < `gb01`, as [`crate::hostlist::compress`]
+/// numbers with less padding first (`gb1` < `gb01`, as [`nvl72_engine::hostlist::compress`]
 /// orders them), digits before other characters.
 pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());

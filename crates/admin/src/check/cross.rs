@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::slurm_conf::{GresConf, GresGpus, Loc, NodeLine, SlurmConf};
 use super::{is_toml, problem, Problem, Severity};
-use crate::config::lines::TopologyLines;
-use crate::config::Config;
-use crate::hostlist;
+use nvl72_engine::config::lines::TopologyLines;
+use nvl72_engine::config::Config;
+use nvl72_engine::hostlist;
 
 /// The node list of `key` in `groups`, appended (with `loc`, its first line) if new: keeps
 /// groups in the order their first node appears.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{natural_cmp, Answer, DiscoverError, GpuFabric, NodeReport};
-use crate::hostlist;
+use nvl72_engine::hostlist;
 
 /// Extensions [`from_dir`] strips from file names. Only these: node names may contain dots.
 const EXTENSIONS: [&str; 3] = [".txt", ".log", ".out"];

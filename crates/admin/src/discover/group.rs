@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 use super::{
     natural_cmp, Answer, Clique, Discovery, Finding, GpuFabric, NodeReport, Rack, Severity,
 };
-use crate::config::{MAX_GPUS_PER_TRAY, MAX_TRAYS_PER_RACK};
-use crate::hostlist;
+use nvl72_engine::config::{MAX_GPUS_PER_TRAY, MAX_TRAYS_PER_RACK};
+use nvl72_engine::hostlist;
 
 const LEFT_OUT: &str = "left out: no NVLink clique reported";
 

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::check::{check as check_all, CheckInput, Report};
-use crate::testkit::temp_dir;
+use nvl72_engine::testkit::temp_dir;
 
-const F: &str = "tests/fixtures/check";
+const F: &str = "../../tests/fixtures/check";
 
 fn release(s: &str) -> Release {
     Release::parse(s).unwrap()

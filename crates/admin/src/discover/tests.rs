@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::config::parse_toml;
+use nvl72_engine::config::parse_toml;
 
 /// The fixture cluster's two NVLink domains (tests/fixtures/nvidia-smi/README.md).
 const A: &str = "5b2e7a3c-1d4f-4e8a-9c6b-0f1e2d3c4b5a";
@@ -15,7 +15,7 @@ const BUSES: [&str; 4] = [
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/nvidia-smi")
+        .join("../../tests/fixtures/nvidia-smi")
         .join(path)
 }
 
@@ -48,7 +48,7 @@ fn healthy(node: &str, uuid: &str, id: &str) -> NodeReport {
 
 /// Healthy trays for every node of `hostlist`.
 fn rack(hostlist: &str, uuid: &str, id: &str) -> Vec<NodeReport> {
-    let nodes = crate::hostlist::expand(hostlist).unwrap();
+    let nodes = nvl72_engine::hostlist::expand(hostlist).unwrap();
     nodes.iter().map(|n| healthy(n, uuid, id)).collect()
 }
 
@@ -57,7 +57,7 @@ fn racks(d: &Discovery) -> Vec<(String, String, String)> {
     d.racks()
         .iter()
         .map(|r| {
-            let nodes = crate::hostlist::compress(&r.nodes);
+            let nodes = nvl72_engine::hostlist::compress(&r.nodes);
             (r.name.clone(), nodes, r.clique.to_string())
         })
         .collect()
@@ -79,7 +79,7 @@ fn round_trip(d: &Discovery) -> String {
 }
 
 fn temp_dir() -> PathBuf {
-    crate::testkit::temp_dir("discover")
+    nvl72_engine::testkit::temp_dir("discover")
 }
 
 // ---- parsing nvidia-smi -q ---------------------------------------------------------------

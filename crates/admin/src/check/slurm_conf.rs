@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::slurm_lines::{error, Reader};
 use super::Problem;
-use crate::hostlist;
+use nvl72_engine::hostlist;
 
 pub use super::slurm_lines::Loc;
 

@@ -5,16 +5,16 @@
 use std::path::Path;
 
 use super::*;
-use crate::config::Config;
-use crate::idle::Cause;
 use crate::status::compute;
-use crate::testkit::uniform;
+use nvl72_engine::config::Config;
+use nvl72_engine::idle::Cause;
+use nvl72_engine::testkit::uniform;
 
 const SERIES: [&str; 2] = ["24.11", "26.05"];
 
 fn fixture(series: &str, when: &str, ext: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/scontrol-job")
+        .join("../../tests/fixtures/scontrol-job")
         .join(format!("{series}-{when}.{ext}"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -45,8 +45,8 @@ mod text {
     use std::collections::BTreeMap;
 
     use super::super::{Live, PendingJob, TrayState};
-    use crate::demand::{gpus_in_tres, JobShape};
-    use crate::hostlist;
+    use nvl72_engine::demand::{gpus_in_tres, JobShape};
+    use nvl72_engine::hostlist;
 
     pub fn parse(sinfo: &str, jobs: &str) -> Live {
         let Live { mut trays, .. } = super::parse(sinfo, r#"{"jobs": []}"#).unwrap();
@@ -213,7 +213,7 @@ fn a_forged_name_and_comment_change_nothing() {
         assert_eq!(forged.trays, expected, "{series}");
         assert_eq!(ids(&forged), [6, 7, 8, 9, 10, 11, 12], "{series}");
         // The reasons of the waiting jobs are the scheduler's of each moment.
-        let asks = |l: &Live| -> Vec<(u32, usize, Option<usize>, crate::demand::Demand)> {
+        let asks = |l: &Live| -> Vec<(u32, usize, Option<usize>, nvl72_engine::demand::Demand)> {
             l.pending
                 .iter()
                 .map(|j| (j.id, j.min_nodes, j.segment, j.demand.clone()))

@@ -1,10 +1,10 @@
 //! `nvl72 status`: what an admin looks at before the logs. One row per rack with a character
 //! per tray, the largest job that can start now (per rack and cluster-wide, plain and with
 //! `--segment` 4/8/16), the free GPUs that no waiting job can use and why (the simulator's
-//! idle causes, [`crate::idle::Cause`]), and the jobs that wait for topology rather than
+//! idle causes, [`nvl72_engine::idle::Cause`]), and the jobs that wait for topology rather than
 //! for trays.
 //!
-//! The figures come from the engine itself ([`crate::placement`]) on the racks of the
+//! The figures come from the engine itself ([`nvl72_engine::placement`]) on the racks of the
 //! plugin's own configuration, so "can start now" means what the plugin would do. The live
 //! state is read with Slurm's client commands ([`gather`]); everything here is plain data.
 #![forbid(unsafe_code)]
@@ -14,11 +14,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::config::Config;
-use crate::demand::Demand;
-use crate::idle::Cause;
-use crate::model::{ClusterView, Topology, Tray};
-use crate::placement::{self, JobRequest};
+use nvl72_engine::config::Config;
+use nvl72_engine::demand::Demand;
+use nvl72_engine::idle::Cause;
+use nvl72_engine::model::{ClusterView, Topology, Tray};
+use nvl72_engine::placement::{self, JobRequest};
 
 pub mod gather;
 #[cfg(test)]
@@ -95,7 +95,7 @@ pub struct Status {
     /// Job letter in the maps -> job id.
     pub legend: Vec<(char, u32)>,
     /// slurmctld's plugin switched rack placement off, and why (`scontrol show topology`'s
-    /// first line, [`crate::topoinfo::PLACEMENT_OFF`]): every figure above then assumes a
+    /// first line, [`nvl72_engine::topoinfo::PLACEMENT_OFF`]): every figure above then assumes a
     /// placement that is not happening.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_off: Option<String>,
@@ -256,7 +256,7 @@ fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> 
 
 /// Why rack `rack`'s free trays are of no use to the jobs `waiting` (for trays, in
 /// `scontrol`'s order; the head is the first with reason `Resources`, else the first): the
-/// simulator's causes in its order ([`crate::sim::metrics`]), with the engine as the judge of
+/// simulator's causes in its order (`sim::metrics`), with the engine as the judge of
 /// `failed`. `too-few`: no waiting job's trays fit the free trays of the whole cluster.
 /// `other` (a job of one piece) and `rack-set` (of several segments or racks): some job that
 /// fits by count needs no more free trays in a rack than this one has, yet the engine's plans
@@ -427,7 +427,7 @@ pub fn render(st: &Status) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let causes: Vec<String> = crate::idle::CAUSES
+    let causes: Vec<String> = nvl72_engine::idle::CAUSES
         .iter()
         .filter(|&&c| st.racks.iter().any(|r| r.stranded_cause == Some(c)))
         .map(|c| format!("{} = {}", c.name(), c.describe()))

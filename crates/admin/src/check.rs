@@ -6,7 +6,7 @@
 //! `file:line: field: message`. On top of that come the cross-checks against Slurm's files.
 //!
 //! ```no_run
-//! use topology_nvl72::check::{check, CheckInput};
+//! use nvl72_admin::check::{check, CheckInput};
 //! let report = check(&CheckInput::new("/etc/slurm/slurm.conf"));
 //! print!("{}", report.render());
 //! std::process::exit(report.exit_code());
@@ -50,7 +50,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, Config, ConfigError, EndTime};
+use nvl72_engine::config::{self, Config, ConfigError, EndTime};
 
 mod controllers;
 mod cross;
@@ -60,8 +60,8 @@ mod slurm_lines;
 #[cfg(test)]
 mod tests;
 
-use crate::config::lines::TopologyLines;
 use cross::Cross;
+use nvl72_engine::config::lines::TopologyLines;
 use release::ReleaseInput;
 use slurm_conf::SlurmConf;
 
@@ -111,14 +111,18 @@ pub struct CheckInput {
     /// skips it.
     pub release: Option<ReleaseInput>,
     /// `scontrol show topology` of the running slurmctld, to report rack placement switched
-    /// off ([`crate::topoinfo::PLACEMENT_OFF`]); `None` (the default) skips it.
+    /// off ([`nvl72_engine::topoinfo::PLACEMENT_OFF`]); `None` (the default) skips it.
     pub show_topology: Option<String>,
     /// The short hostname this runs on, to tell this controller's copy of the racks from the
     /// others' (the `controllers` module); [`CheckInput::new`] reads it.
     pub this_host: Option<String>,
     /// The running slurmctld's jobs that hold trays, to refuse a file that takes one out of
-    /// the rack it runs in ([`crate::held_trays`]); `None` (the default) skips it.
-    pub held_jobs: Option<Vec<crate::held_trays::HeldJob>>,
+    /// the rack it runs in ([`nvl72_engine::held_trays`]); `None` (the default) skips it.
+    pub held_jobs: Option<Vec<nvl72_engine::held_trays::HeldJob>>,
+    /// Whether the Slurm that reads these files builds its topologies from topology.yaml
+    /// when it exists (25.05 and later); `false` (the default) is 24.11. A run-time input, so
+    /// this crate is the same for every series: `nvl72` passes the series it was built for.
+    pub reads_topology_yaml: bool,
 }
 
 impl CheckInput {
@@ -133,6 +137,7 @@ impl CheckInput {
             show_topology: None,
             this_host: config::last_good::this_host(),
             held_jobs: None,
+            reads_topology_yaml: false,
         }
     }
 }
@@ -253,7 +258,7 @@ pub fn check(input: &CheckInput) -> Report {
     let off = input
         .show_topology
         .as_deref()
-        .and_then(crate::topoinfo::placement_off_in);
+        .and_then(nvl72_engine::topoinfo::placement_off_in);
     if let Some(why) = off {
         out.push(problem(
             &input.slurm_conf,
@@ -299,7 +304,7 @@ fn check_held_trays(
     config: &Config,
     lines: &TopologyLines,
     state_save: &Path,
-    jobs: &[crate::held_trays::HeldJob],
+    jobs: &[nvl72_engine::held_trays::HeldJob],
     out: &mut Vec<Problem>,
 ) {
     let copy = state_save.join(config::last_good::FILE);
@@ -307,7 +312,8 @@ fn check_held_trays(
         return; // no racks loaded yet, or StateSaveLocation is not readable here
     };
     if let Ok((in_force, _)) = config::last_good::parse(&text, &copy) {
-        if let Err(e) = crate::held_trays::refuse_moving_held(&in_force, config, jobs, lines) {
+        if let Err(e) = nvl72_engine::held_trays::refuse_moving_held(&in_force, config, jobs, lines)
+        {
             out.push(config_error(e));
         }
     }
@@ -432,15 +438,15 @@ fn check_plugin(input: &CheckInput, slurm: &SlurmConf, out: &mut Vec<Problem>) {
     }
     let yaml = dir_of(&input.slurm_conf).join("topology.yaml");
     if yaml.exists() {
-        out.push(yaml_problem(&yaml));
+        out.push(yaml_problem(&yaml, input.reads_topology_yaml));
     }
 }
 
 /// Slurm 25.05 and later build their topologies from topology.yaml when it exists and then
 /// never read `TopologyPlugin=`; the file cannot name topology/nvl72 (its parser knows only
 /// Slurm's own plugins), so the plugin is not even loaded. 24.11 ignores the file.
-fn yaml_problem(yaml: &Path) -> Problem {
-    let (severity, message) = if cfg!(slurm_ctx) {
+fn yaml_problem(yaml: &Path, read: bool) -> Problem {
+    let (severity, message) = if read {
         (
             Severity::Error,
             "Slurm reads this file instead of TopologyPlugin= and cannot name topology/nvl72 in \

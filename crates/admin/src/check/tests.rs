@@ -1,12 +1,17 @@
 //! Every check against the fixtures in tests/fixtures/check, asserting the exact lines an
-//! admin would see (paths are relative because cargo runs tests in the crate root).
+//! admin would see (paths are relative because cargo runs tests in the crate root, crates/admin).
 
 use super::slurm_conf::{read_gres_conf, read_slurm_conf, GresGpus};
 use super::*;
 
-const F: &str = "tests/fixtures/check";
+const F: &str = "../../tests/fixtures/check";
 
 fn run(topology: &str, slurm_conf: &str) -> Report {
+    run_for(topology, slurm_conf, false)
+}
+
+/// As [`run`], for a Slurm that reads topology.yaml (25.05 and later) or not (24.11).
+fn run_for(topology: &str, slurm_conf: &str, reads_topology_yaml: bool) -> Report {
     check(&CheckInput {
         topology: format!("{F}/{topology}").into(),
         slurm_conf: format!("{F}/{slurm_conf}").into(),
@@ -15,6 +20,7 @@ fn run(topology: &str, slurm_conf: &str) -> Report {
         show_topology: None,
         this_host: None,
         held_jobs: None,
+        reads_topology_yaml,
     })
 }
 
@@ -234,7 +240,7 @@ fn flat_partitions_against_slurm_conf() {
 /// nodes; a node set by feature leaves the partition unresolved (no warning then).
 #[test]
 fn partition_nodes_follow_slurm_conf() {
-    let dir = crate::testkit::temp_dir("check-parts");
+    let dir = nvl72_engine::testkit::temp_dir("check-parts");
     let conf = dir.join("slurm.conf");
     std::fs::write(
         &conf,
@@ -269,7 +275,13 @@ fn partition_nodes_follow_slurm_conf() {
 /// files' own problems), in the documented order.
 #[test]
 fn broken_slurm_side() {
-    let report = run("good/topology.toml", "mixed/slurm.conf");
+    for reads_yaml in [false, true] {
+        broken_slurm_side_for(reads_yaml);
+    }
+}
+
+fn broken_slurm_side_for(reads_yaml: bool) {
+    let report = run_for("good/topology.toml", "mixed/slurm.conf", reads_yaml);
     let m = format!("{F}/mixed");
     let want = [
         format!("{m}/slurm.conf:6: error: Include: cannot read {m}/missing.conf: No such file or directory (os error 2)"),
@@ -281,7 +293,7 @@ fn broken_slurm_side() {
         format!("{m}/gres.conf:3: warning: gres.conf gives gb[037-054] 4 GPUs each but slurm.conf gives them none (NodeName= at {m}/slurm.conf:9); Slurm ignores them"),
         format!("{m}/slurm.conf:12: warning: gb[073-080] have GPUs but are in no rack of {F}/good/topology.toml; Slurm's generic selection places them"),
         format!("{m}/slurm.conf:4: warning: TopologyPlugin=topology/block: Slurm does not load topology/nvl72 (set TopologyPlugin=topology/nvl72)"),
-        if cfg!(slurm_ctx) {
+        if reads_yaml {
             format!("{m}/topology.yaml: error: Slurm reads this file instead of TopologyPlugin= and cannot name topology/nvl72 in it, so topology/nvl72 is not loaded: remove or rename it on every host (it is also sent to configless nodes)")
         } else {
             format!("{m}/topology.yaml: warning: Slurm 24.11 ignores this file, but 25.05 and later read it instead of TopologyPlugin= and would not load topology/nvl72: remove or rename it before upgrading")
@@ -290,7 +302,7 @@ fn broken_slurm_side() {
     assert_eq!(lines(&report), want);
     assert_eq!(report.render(), want.map(|l| l + "\n").concat());
     // topology.yaml is an error where Slurm reads it (25.05+), a warning on 24.11.
-    let (errors, warnings) = if cfg!(slurm_ctx) { (5, 5) } else { (4, 6) };
+    let (errors, warnings) = if reads_yaml { (5, 5) } else { (4, 6) };
     assert_eq!(
         (report.errors(), report.warnings(), report.exit_code()),
         (errors, warnings, 1)
@@ -344,7 +356,7 @@ fn shadowed_topology_conf() {
 /// Include forms Slurm 24.11 refuses, and include cycles.
 #[test]
 fn include_errors() {
-    let dir = crate::testkit::temp_dir("check");
+    let dir = nvl72_engine::testkit::temp_dir("check");
     let conf = dir.join("slurm.conf");
     std::fs::write(
         &conf,

@@ -1,6 +1,6 @@
 use super::*;
-use crate::idle::Cause;
-use crate::testkit::{racks, Kit};
+use nvl72_engine::idle::Cause;
+use nvl72_engine::testkit::{racks, Kit};
 
 /// Four racks of 18 trays, like the lab. rack1: job 7 (A) on 10 trays, one drained; rack2:
 /// job 8 (B) on 16 trays (2 free); rack3 full of job 9 (C); rack4: one tray down, the rest

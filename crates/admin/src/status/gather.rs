@@ -27,8 +27,8 @@ use std::process::Command;
 use serde::{Deserialize, Deserializer};
 
 use super::{Live, PendingJob, TrayState};
-use crate::demand::{gpus_in_tres, JobShape};
-use crate::hostlist;
+use nvl72_engine::demand::{gpus_in_tres, JobShape};
+use nvl72_engine::hostlist;
 
 #[cfg(test)]
 mod tests;
@@ -44,19 +44,19 @@ pub fn live() -> Result<Live, String> {
 
 /// The running jobs that hold trays (running, suspended or completing), for `nvl72 check`;
 /// `None` when slurmctld cannot be asked.
-pub fn held_jobs() -> Option<Vec<crate::held_trays::HeldJob>> {
+pub fn held_jobs() -> Option<Vec<nvl72_engine::held_trays::HeldJob>> {
     let jobs = run("scontrol", &["show", "job", "--json"]).ok()?;
     held_jobs_in(&jobs).ok()
 }
 
 /// `scontrol show job --json` output into the jobs that hold trays.
-pub fn held_jobs_in(jobs: &str) -> Result<Vec<crate::held_trays::HeldJob>, String> {
+pub fn held_jobs_in(jobs: &str) -> Result<Vec<nvl72_engine::held_trays::HeldJob>, String> {
     let jobs: Jobs = serde_json::from_str(jobs).map_err(|e| e.to_string())?;
     Ok(jobs
         .jobs
         .iter()
         .filter(|j| j.job_id != 0 && holds_trays(j))
-        .map(|j| crate::held_trays::HeldJob {
+        .map(|j| nvl72_engine::held_trays::HeldJob {
             id: j.job_id,
             trays: hostlist::expand(&j.nodes).unwrap_or_default(),
         })
@@ -67,7 +67,7 @@ pub fn held_jobs_in(jobs: &str) -> Result<Vec<crate::held_trays::HeldJob>, Strin
 /// line; `None` when placement is on or scontrol cannot say.
 pub fn placement_off() -> Option<String> {
     let out = run("scontrol", &["show", "topology"]).ok()?;
-    crate::topoinfo::placement_off_in(&out)
+    nvl72_engine::topoinfo::placement_off_in(&out)
 }
 
 fn run(cmd: &str, args: &[&str]) -> Result<String, String> {

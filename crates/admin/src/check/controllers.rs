@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::{problem, Problem, Severity};
-use crate::config::{describe_changes, last_good, Config};
+use nvl72_engine::config::{describe_changes, last_good, Config};
 
 /// `controllers`: the `SlurmctldHost` names, in slurm.conf order; `this_host`: the short
 /// hostname `nvl72 check` runs on.
@@ -69,7 +69,7 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::rack;
+    use nvl72_engine::testkit::rack;
 
     fn config(racks: usize) -> Config {
         Config {
@@ -82,7 +82,7 @@ mod tests {
     }
 
     fn run(copies: &[(&str, Config)], this_host: &str) -> Vec<String> {
-        let dir = crate::testkit::temp_dir(&format!("controllers-{}", copies.len()));
+        let dir = nvl72_engine::testkit::temp_dir(&format!("controllers-{}", copies.len()));
         for (host, loaded) in copies {
             let path = dir.join(last_good::loaded_by_file(host));
             std::fs::write(path, last_good::render(loaded)).unwrap();
