@@ -32,6 +32,17 @@ impl Queue {
         self.order.insert((submitted, job));
     }
 
+    /// `job` was requeued at `at`, but may not start yet (its begin time is later): its place
+    /// is fixed now, and [`Queue::eligible`] puts it there.
+    pub fn requeued(&mut self, job: usize, at: Millis) {
+        self.submitted[job] = at;
+    }
+
+    /// A job [`Queue::requeued`] earlier waits from now on, at its requeue's place.
+    pub fn eligible(&mut self, job: usize) {
+        self.order.insert((self.submitted[job], job));
+    }
+
     pub fn remove(&mut self, job: usize) {
         self.order.remove(&(self.submitted[job], job));
     }
@@ -65,7 +76,7 @@ mod tests {
 
     #[test]
     fn a_requeued_job_waits_behind_every_job_submitted_before_its_requeue() {
-        let mut q = Queue::new(4);
+        let mut q = Queue::new(5);
         for (job, at) in [(0, 0), (1, 10), (2, 10), (3, 20)] {
             q.insert(job, at);
         }
@@ -77,5 +88,10 @@ mod tests {
         assert!(q.contains(0) && q.len() == 4);
         q.remove(0);
         assert!(!q.contains(0) && q.len() == 3);
+        q.requeued(0, 12); // requeued at 12, eligible later
+        assert!(!q.contains(0));
+        q.insert(4, 13);
+        q.eligible(0);
+        assert_eq!(q.iter().collect::<Vec<_>>(), [1, 2, 0, 4, 3]);
     }
 }

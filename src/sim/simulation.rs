@@ -308,10 +308,8 @@ impl<'a> Sim<'a> {
                     TRAY => self.tray_change(now, id),
                     WAIT_OVER => {} // the pass below sees the limit lifted
                     _ => {
-                        // Requeued (its submit time reset) when it was killed, a delay ago.
-                        let delay = self.cfg.requeue_delay.unwrap_or(0);
                         self.delayed -= 1;
-                        self.queue.insert(id, now - delay);
+                        self.queue.eligible(id);
                     }
                 }
             }
@@ -388,6 +386,7 @@ impl<'a> Sim<'a> {
                     self.rec.queued(job, now);
                     match self.cfg.requeue_delay.filter(|&d| d > 0) {
                         Some(d) => {
+                            self.queue.requeued(job, now);
                             self.delayed += 1;
                             self.events.push(Reverse((now + d, ELIGIBLE, job, 0)));
                         }
