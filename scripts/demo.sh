@@ -19,7 +19,7 @@ sl() { "$REPO/scripts/sl" "$@"; }
 
 bash scripts/install-deps.sh
 echo "== building topology_nvl72.so for Slurm $SLURM_PIN"
-cargo build --profile "$profile" --lib 2>&1 | tail -1
+cargo build --profile "$profile" -p topology_nvl72 2>&1 | tail -1
 echo "== starting the lab (Debian's slurmctld/slurmd $SLURM_PIN, TopologyPlugin=topology/nvl72)"
 CLEAN=1 TOPO=nvl72 PLUGIN="$REPO/target/$profile/libtopology_nvl72.so" bash scripts/lab-up.sh | tail -4
 

@@ -14,7 +14,7 @@ export LAB=${LAB:-/var/tmp/nvl72-lab}
 JOBS=${JOBS:-300}
 RUN=${SECONDS_PER_RUN:-90}
 SL="$REPO/scripts/sl"
-cargo build --release --lib >&2
+cargo build --release -p topology_nvl72 >&2
 
 # The job stream: sizes 1-16 trays, limits 10-600 minutes, real run times 5-40 s (the queue
 # turns over many times in one run). Fixed seed: both runs get the same stream.

@@ -80,7 +80,7 @@ LAB=$(readlink -m "$LAB")       # canonical: compared with /proc/PID/root and /p
 export LAB
 # LAB_ROOTFS: the chroot, $LAB/rootfs unless given. Two chroots of different Slurm releases
 # may share one LAB's var/ (state, spool, logs, job output): that is a Slurm upgrade with the
-# state directory in place (tests/e2e_upgrade.rs).
+# state directory in place (tests/e2e/tests/e2e_upgrade.rs).
 ROOT=$(readlink -m "${LAB_ROOTFS:-$LAB/rootfs}")
 VAR=$LAB/var
 LAB_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

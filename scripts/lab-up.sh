@@ -153,7 +153,7 @@ CPU_NODES=${CPU_NODES:-2}
 TOPO=${TOPO:-nvl72}
 # The build for this series: cargo's release profile (24.11) or the series' own profile.
 # SLURM_PREFIX: the build against that release's source tree, in its own target dir
-# (SLURM_SRC=<tree> cargo build --release --lib --bin nvl72 --target-dir target/slurm-25.11).
+# (SLURM_SRC=<tree> cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir target/slurm-25.11).
 if [ -n "$SLURM_PREFIX" ]; then
     PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-$SLURM_SERIES/release/libtopology_nvl72.so}
 else
@@ -253,8 +253,8 @@ fi
 case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree or none (got '$TOPO')" ;; esac
 if [ "$TOPO" = nvl72 ]; then
     [ -z "$PACKAGE" ] || [ -f "$PACKAGE" ] || die "PACKAGE=$PACKAGE does not exist — build it with scripts/package.sh"
-    if [ -n "$SLURM_PREFIX" ]; then build_hint="SLURM_SRC=<the source tree of Slurm $SLURM_VERSION> cargo build --release --lib --bin nvl72 --target-dir target/slurm-$SLURM_SERIES"
-    else build_hint="cargo build --release"; fi
+    if [ -n "$SLURM_PREFIX" ]; then build_hint="SLURM_SRC=<the source tree of Slurm $SLURM_VERSION> cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir target/slurm-$SLURM_SERIES"
+    else build_hint="cargo build --release -p topology_nvl72"; fi
     [ -n "$PACKAGE" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: $build_hint (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
     [ -n "$PACKAGE" ] || [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
     if [ -n "$TOPOLOGY_TOML" ] && [ "$TOPOLOGY_TOML" != none ]; then [ -f "$TOPOLOGY_TOML" ] || die "TOPOLOGY_TOML=$TOPOLOGY_TOML does not exist"; fi

@@ -30,7 +30,7 @@ else
     profile=slurm-${series//./-} variant=(--variant "$profile") out=target/debian-$SLURM_VERSION
 fi
 mkdir -p "$out"
-cargo build --profile "$profile" --lib --bin nvl72 >&2
+cargo build --profile "$profile" -p topology_nvl72 -p nvl72-cli >&2
 deb=$(cargo deb --no-build --strip --profile "$profile" "${variant[@]}" --output "$out" 2>&1 | tail -1)
 [ -f "$deb" ] || { echo "package.sh: cargo deb did not produce a package: $deb" >&2; exit 1; }
 echo "$deb"

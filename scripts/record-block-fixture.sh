@@ -1,6 +1,6 @@
 #!/bin/bash
 # record-block-fixture.sh — records what the REAL Slurm 24.11.5 topology/block chooses, so the
-# simulator's block model can be checked against it (tests in src/sim read the fixture).
+# simulator's block model can be checked against it (tests in crates/sim/src read the fixture).
 #
 # Brings the lab up with TopologyPlugin=topology/block (4 racks x 18, BlockSizes=18,36,72), then
 # replays a fixed pseudo-random script of exclusive submissions and completions. Before each

@@ -67,7 +67,7 @@ ONLY=${ONLY:-$ORDER}
 if [ -n "${BIN:-}" ]; then
     T=$BIN   # nvl72 and libtopology_nvl72.so built earlier (e.g. an earlier run's <OUT>/bin)
 else
-    cargo build --release --bin nvl72 --lib >&2
+    cargo build --release -p topology_nvl72 -p nvl72-cli >&2
     mkdir -p "$OUT/bin"
     cp "${CARGO_TARGET_DIR:-target}/release/nvl72" "${CARGO_TARGET_DIR:-target}/release/libtopology_nvl72.so" "$OUT/bin/"
     T=$OUT/bin

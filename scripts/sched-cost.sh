@@ -5,7 +5,7 @@
 # Method and results: docs/real-slurm-cost.md.
 #
 # Usage:  [ENV=...] scripts/sched-cost.sh            (root; build the plugin first:
-#                                                      cargo build --release --lib)
+#                                                      cargo build --release -p topology_nvl72)
 #   For final figures hold the shared bench lock:  flock /var/tmp/nvl72-bench.lock bash scripts/sched-cost.sh
 #
 # Per repeat, per plugin, interleaved (block, nvl72; then nvl72, block; ...) so both see the
@@ -99,7 +99,7 @@ case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1" ;; esac
 case $RESET in clean|scancel) ;; *) die "RESET must be clean or scancel" ;; esac
 case $ORDER in block,nvl72|nvl72,block) ;; *) die "ORDER must be block,nvl72 or nvl72,block" ;; esac
 [ "$(id -u)" = 0 ] || die "must run as root"
-[ -s "$PLUGIN" ] || die "plugin $PLUGIN missing: cargo build --release --lib"
+[ -s "$PLUGIN" ] || die "plugin $PLUGIN missing: cargo build --release -p topology_nvl72"
 if [ "$PERF" = 1 ]; then command -v perf >/dev/null || die "PERF=1 needs perf (apt-get install linux-perf)"; fi
 mkdir -p "$OUT"
 TCK=$(getconf CLK_TCK)

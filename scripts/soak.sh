@@ -54,7 +54,7 @@ TCK=$(getconf CLK_TCK)
 log() { echo "[soak $(date -u +%H:%M:%S)] $*"; }
 die() { echo "[soak] ERROR: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "run as root (chroot)"
-[ -x "$NVL72" ] || die "no $NVL72 (cargo build --release)"
+[ -x "$NVL72" ] || die "no $NVL72 (cargo build --release -p topology_nvl72 -p nvl72-cli)"
 [ -f "$PLUGIN" ] || die "no $PLUGIN"
 [ $((PORT0 + NTRAYS)) -le 65535 ] || die "PORT_OFFSET=$PORT_OFFSET: slurmd ports up to $((PORT0 + NTRAYS)) > 65535"
 for p in $CTLD_PORT $((CTLD_PORT + 2)) $(seq $((PORT0 + 1)) $((PORT0 + NTRAYS))); do

@@ -9,7 +9,9 @@
 # SLURM_SRC_25_11; Debian ships no binaries of those); where an installation of that release
 # is given too (SLURM_PREFIX_25_05, SLURM_PREFIX_25_11: the prefix of its make install), the
 # whole suite instead, against a lab of that installation (lab-up.sh's SLURM_PREFIX mode).
-# Ends with "N passed, N failed". Stops the labs it started (KEEP_LAB=1 keeps them).
+# Ends with "N passed, N failed". Stops the labs it started (KEEP_LAB=1 keeps them). Every
+# phase's line starts with the time since the start ("== [12m04s] ..."), so a log shows where
+# the time goes; cargo test adds each test binary's own time.
 #   TEST_SERIES="24.11 26.05"   the lab series to test (default both; empty: only the build checks)
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +21,10 @@ unset LAB   # each series has its own lab (lab-lib.sh's default for SLURM_SERIES
 # The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx).
 unset SLURM_PREFIX
 
+# say TEXT: a phase's heading, with the minutes and seconds since the start (subshells and
+# background jobs share the count).
+say() { printf '== [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+say "install what the tests need"
 LINT=1 bash scripts/install-deps.sh
 log=$(mktemp)
 started=()
@@ -41,9 +47,9 @@ lint() {
     fi
 }
 rc=0
-echo "== cargo fmt --check"
-lint fmt cargo fmt --check
-echo "== shellcheck (warnings) on the shell scripts; the Python helpers parse"
+say "cargo fmt --all --check"
+lint fmt cargo fmt --all --check
+say "shellcheck (warnings) on the shell scripts; the Python helpers parse"
 lint shellcheck shellcheck -x -P SCRIPTDIR -S warning .ci/run scripts/*.sh scripts/sl tests/fixtures/*/make-fixtures.sh
 lint python python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' scripts/*.py
 # Set before any lab-up so that a half-started lab is stopped too.
@@ -58,30 +64,37 @@ series_build() {
     esac
 }
 # Every series' plugin and package first: each lab also checks the other series' plugin
-# (`nvl72 check --plugin`, tests/e2e_admin.rs), and the 26.05 suite upgrades from the 24.11
-# package (tests/e2e_upgrade.rs). Each package is copied to target/packages/, as cargo-deb
+# (`nvl72 check --plugin`, tests/e2e/tests/e2e_admin.rs), and the 26.05 suite upgrades from the 24.11
+# package (tests/e2e/tests/e2e_upgrade.rs). Each package is copied to target/packages/, as cargo-deb
 # empties target/debian when it builds another variant.
-# The test-only fault-injection build (tests/e2e_faults.rs) comes first, in the series' own
-# target dir, and is copied aside: package.sh's plain build is then the last build of the
-# library in that profile, and `cargo test` finds it and nvl72 up to date (Cargo.toml gives
-# the normal dependencies the features the dev-dependencies turn on), instead of compiling
-# the library twice more (a plain rebuild, then the test build) and nvl72 again.
+# The test-only fault-injection build (tests/e2e/tests/e2e_faults.rs) comes first, in the
+# series' own target dir, and is copied aside: package.sh's plain build is then the last build
+# of the plugin in that profile, and `cargo test` finds it and nvl72 up to date instead of
+# compiling the plugin again.
 mkdir -p target/packages
 for series in ${TEST_SERIES-24.11 26.05}; do
     series_build "$series"
-    echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
-    SLURM_PIN=$pin SLURM_SERIES=$series cargo build --profile "$profile" --lib --features fault-injection
+    say "Slurm $series: build with the test-only fault-injection switch (tests/e2e/tests/e2e_faults.rs)"
+    SLURM_PIN=$pin SLURM_SERIES=$series cargo build --profile "$profile" -p topology_nvl72 --features fault-injection
     mkdir -p "target/fault-injection/$profile"
     cp "$so" "target/fault-injection/$profile/libtopology_nvl72.so"
-    echo "== Slurm $series: build for $pin (and the Debian package the lab installs)"
+    say "Slurm $series: build for $pin (and the Debian package the lab installs)"
     deb=$(SLURM_PIN=$pin SLURM_SERIES=$series bash scripts/package.sh | tail -1)
     cp "$deb" "target/packages/topology-nvl72-$pin.deb"
 done
 export NVL72_PACKAGE_24_11=$REPO/target/packages/topology-nvl72-24.11.5.deb
 if [[ " ${TEST_SERIES-24.11 26.05} " != *" 24.11 "* ]] && [[ " ${TEST_SERIES-24.11 26.05} " = *" 26.05 "* ]]; then
-    echo "== Slurm 24.11: the 24.11.5 package too, for the 26.05 upgrade test"
+    say "Slurm 24.11: the 24.11.5 package too, for the 26.05 upgrade test"
     cp "$(SLURM_PIN=24.11.5 SLURM_SERIES=24.11 bash scripts/package.sh | tail -1)" "$NVL72_PACKAGE_24_11"
 fi
+# select_members SERIES: the workspace members whose lints, builds and tests run for that series. The
+# plugin and the end-to-end suite differ by series; the engine, admin tools, simulator and
+# nvl72 (the quick loop, `cargo test`) do not, so they run once, with the first series.
+# Sets the array `members`.
+select_members() {
+    if [ "$1" = "$(first_series)" ]; then members=(--workspace); else members=(-p topology_nvl72 -p nvl72-e2e); fi
+}
+first_series() { local s; for s in ${TEST_SERIES-24.11 26.05}; do echo "$s"; return; done; }
 # other_series SERIES: the Debian series whose plugin SERIES' lab checks (nvl72 check --plugin).
 other_series() { case $1 in 24.11) echo 26.05 ;; *) echo 24.11 ;; esac; }
 # series_env SERIES: the environment of that series' lint, build and tests.
@@ -98,26 +111,27 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     other=$(other_series "$series")
     series_build "$other"
     if [ ! -f "$so" ]; then
-        echo "== Slurm $other: build the plugin (for the $series lab's nvl72 check --plugin)"
-        SLURM_PIN=$pin SLURM_SERIES=$other cargo build --profile "$profile" --lib
+        say "Slurm $other: build the plugin (for the $series lab's nvl72 check --plugin)"
+        SLURM_PIN=$pin SLURM_SERIES=$other cargo build --profile "$profile" -p topology_nvl72
     fi
     (
         series_env "$series"
-        echo "== Slurm $series: clippy, warnings denied"
-        lint "clippy $series" cargo clippy --profile "$profile" --all-targets -- -D warnings
+        say "Slurm $series: clippy, warnings denied"
+        select_members "$series"
+        lint "clippy $series" cargo clippy --profile "$profile" "${members[@]}" --all-targets -- -D warnings
         if [ "$series" = 24.11 ]; then
-            echo "== cargo doc, warnings denied (broken links, private items)"
+            say "cargo doc, warnings denied (broken links, private items)"
             lint doc env RUSTDOCFLAGS="-D warnings" cargo doc --profile "$profile" --no-deps --workspace
         fi
-        echo "== Slurm $series: build the tests"
-        cargo test --profile "$profile" --all-targets --no-run || rc=1
+        say "Slurm $series: build the tests"
+        cargo test --profile "$profile" "${members[@]}" --all-targets --no-run || rc=1
         exit "$rc"
     ) || rc=1
 done
 # lab_up SERIES: the series' lab, fresh logs.
 lab_up() {
-    echo "== Slurm $1: lab (fresh logs)"
-    # Accounting (slurmdbd + MariaDB) is on only in tests/e2e_accounting.rs, which restarts
+    say "Slurm $1: lab (fresh logs)"
+    # Accounting (slurmdbd + MariaDB) is on only in tests/e2e/tests/e2e_accounting.rs, which restarts
     # the lab with ACCOUNTING=1: 26.05's slurmctld will not restart after a kill -9 in its
     # first 5 minutes with accounting (no assoc_usage saved yet; docs/lab.md), and the
     # kill -9 tests start from a clean state.
@@ -126,8 +140,9 @@ lab_up() {
 # series_tests SERIES: every test against the series' lab; cargo test's status.
 series_tests() {
     series_env "$1"
-    echo "== Slurm $1: tests"
-    cargo test --profile "$profile" --all-targets --no-fail-fast
+    say "Slurm $1: tests"
+    select_members "$1"
+    cargo test --profile "$profile" "${members[@]}" --all-targets --no-fail-fast
 }
 # The series' labs run at once (their own chroots, ports and folders: docs/lab.md), and so
 # do their tests, which mostly wait on Slurm; each line of their output starts with the
@@ -169,47 +184,47 @@ for series in 25.05 25.11; do
     pvar=SLURM_PREFIX_${series/./_}
     prefix=${!pvar:-}
     if [ -z "$tree" ]; then
-        echo "== Slurm $series: build and linkage check skipped: no source tree ($var=/path/to/slurm-$series.x)"
-        [ -z "$prefix" ] || echo "== Slurm $series: the lab on $prefix skipped too: it needs $var (the source tree of that release)"
+        say "Slurm $series: build and linkage check skipped: no source tree ($var=/path/to/slurm-$series.x)"
+        [ -z "$prefix" ] || say "Slurm $series: the lab on $prefix skipped too: it needs $var (the source tree of that release)"
         continue
     fi
-    echo "== Slurm $series: clippy against $tree, warnings denied"
-    lint "clippy $series" env SLURM_SRC="$tree" \
-        cargo clippy --release --all-targets --target-dir "target/slurm-$series" -- -D warnings
+    say "Slurm $series: clippy against $tree, warnings denied"
+    lint "clippy $series" env SLURM_SRC="$tree" SLURM_SERIES="$series" \
+        cargo clippy --release -p topology_nvl72 -p nvl72-e2e --all-targets --target-dir "target/slurm-$series" -- -D warnings
     if [ -z "$prefix" ]; then
-        echo "== Slurm $series: build and linkage check against $tree (no lab: $pvar names no installation)"
+        say "Slurm $series: build and linkage check against $tree (no lab: $pvar names no installation)"
         set +e
         (
             export SLURM_SRC=$tree
-            cargo build --release --lib --target-dir "target/slurm-$series" &&
-                cargo test --release --lib --test linkage --target-dir "target/slurm-$series"
+            cargo build --release -p topology_nvl72 --target-dir "target/slurm-$series" &&
+                cargo test --release -p topology_nvl72 --lib --test linkage --target-dir "target/slurm-$series"
         ) 2>&1 | tee -a "$log"
         [ "${PIPESTATUS[0]}" = 0 ] || rc=1
         set -e
         continue
     fi
-    echo "== Slurm $series: build against $tree (the plugin and nvl72) for the installation $prefix"
+    say "Slurm $series: build against $tree (the plugin and nvl72) for the installation $prefix"
     set +e
     (
         set -e
         export SLURM_SRC=$tree SLURM_PREFIX=$prefix SLURM_SERIES=$series
-        cargo build --release --lib --bin nvl72 --target-dir "target/slurm-$series"
-        echo "== Slurm $series: build with the test-only fault-injection switch (tests/e2e_faults.rs)"
-        cargo build --release --lib --features fault-injection --target-dir "target/fault-injection-$series"
+        cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir "target/slurm-$series"
+        say "Slurm $series: build with the test-only fault-injection switch (tests/e2e/tests/e2e_faults.rs)"
+        cargo build --release -p topology_nvl72 --features fault-injection --target-dir "target/fault-injection-$series"
     )
     brc=$?
     set -e
     if [ "$brc" != 0 ]; then rc=1; continue; fi
-    echo "== Slurm $series: lab on $prefix (fresh logs)"
+    say "Slurm $series: lab on $prefix (fresh logs)"
     started+=("$series|$prefix")
     if ! SLURM_PREFIX=$prefix SLURM_SERIES=$series CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh; then
         rc=1; continue
     fi
-    echo "== Slurm $series: tests"
+    say "Slurm $series: tests"
     set +e
     SLURM_SRC=$tree SLURM_PREFIX=$prefix SLURM_SERIES=$series \
         NVL72_FAULT_PLUGIN="$REPO/target/fault-injection-$series/release/libtopology_nvl72.so" \
-        cargo test --release --target-dir "target/slurm-$series" --all-targets --no-fail-fast 2>&1 | tee -a "$log"
+        cargo test --release --target-dir "target/slurm-$series" -p topology_nvl72 -p nvl72-e2e --all-targets --no-fail-fast 2>&1 | tee -a "$log"
     [ "${PIPESTATUS[0]}" = 0 ] || rc=1
     set -e
     [ "${KEEP_LAB:-0}" = 1 ] || SLURM_PREFIX=$prefix SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true

@@ -79,7 +79,7 @@ for n in "${SIZES[@]}"; do
     if ! [[ $n =~ ^[1-9][0-9]*$ ]] || [ "$n" -lt 2 ]; then die "sizes must be integers >= 2 (got '$n')"; fi
 done
 if [ "$NPR" -lt 4 ] || [ "$RACKS" -lt 2 ]; then die "the job mix needs RACKS >= 2 and NPR >= 4"; fi
-[ -s "$PLUGIN" ] || die "plugin $PLUGIN missing; build it: CARGO_PROFILE_RELEASE_DEBUG=true CARGO_PROFILE_RELEASE_STRIP=none cargo build --release"
+[ -s "$PLUGIN" ] || die "plugin $PLUGIN missing; build it: CARGO_PROFILE_RELEASE_DEBUG=true CARGO_PROFILE_RELEASE_STRIP=none cargo build --release -p topology_nvl72"
 [ -z "$SUPP" ] || [ -f "$SUPP" ] || die "SUPP=$SUPP does not exist"
 if command -v readelf >/dev/null && ! readelf -S "$PLUGIN" | grep -q '\.debug_line'; then
     say "warning: $PLUGIN has no line info; stacks in it will show function names only"

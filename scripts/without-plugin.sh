@@ -21,13 +21,13 @@ case $SLURM_SERIES in
     *) echo "SLURM_SERIES must be 24.11 or 26.05" >&2; exit 2 ;;
 esac
 bash scripts/install-deps.sh
-cargo build --profile "$profile" --lib --tests
+cargo build --profile "$profile" -p topology_nvl72 -p nvl72-e2e --tests
 mkdir -p target
 log=target/without-plugin-$SLURM_SERIES-$TOPO.log   # the whole output, with each failure's message
 # Extra arguments filter the tests, as for cargo test (e.g. `segments`).
 tests=(--test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults --test e2e_block_parity)
 [ "$SLURM_SERIES" = 24.11 ] || tests+=(--test e2e_slurm26)
-E2E_TOPO=$TOPO cargo test --profile "$profile" "${tests[@]}" --no-fail-fast -- "$@" 2>&1 |
+E2E_TOPO=$TOPO cargo test --profile "$profile" -p nvl72-e2e "${tests[@]}" --no-fail-fast -- "$@" 2>&1 |
     tee "$log" | grep -E '^test .* \.\.\. (ok|FAILED)$'
 echo "== without the plugin (TopologyPlugin=topology/${TOPO/none/default}):"
 echo "   failed (the plugin is what makes them pass):"

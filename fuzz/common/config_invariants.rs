@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use topology_nvl72::config::{Config, ConfigError, MAX_TRAYS_PER_RACK};
+use nvl72_engine::config::{Config, ConfigError, MAX_TRAYS_PER_RACK};
 
 /// Node count up to which an accepted file is also rendered and read back. The round trip of
 /// a large file runs the same code as a small one, only longer: this keeps the fuzzer fast

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../common/config_invariants.rs"]
 mod invariants;
-use topology_nvl72::config::{parse_block_conf, parse_toml, Config};
+use nvl72_engine::config::{parse_block_conf, parse_toml, Config};
 
 fuzz_target!(|data: &[u8]| {
     let file = Path::new("topology.conf");

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../common/config_invariants.rs"]
 mod invariants;
-use topology_nvl72::config::{parse_toml, Config, MAX_GPUS_PER_TRAY};
+use nvl72_engine::config::{parse_toml, Config, MAX_GPUS_PER_TRAY};
 
 fuzz_target!(|data: &[u8]| {
     let file = Path::new("topology.toml");

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::hostlist::{compress, count, expand, MAX_NAMES, MAX_NAME_LEN};
+use nvl72_engine::hostlist::{compress, count, expand, MAX_NAMES, MAX_NAME_LEN};
 
 /// Larger expansions are only counted: building up to MAX_NAMES strings per input would
 /// bring the fuzzer down to a few runs per second (the unit test `too_large` covers them).

@@ -7,13 +7,13 @@
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::config::{
+use nvl72_engine::config::{
     Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement, Switches,
 };
-use topology_nvl72::model::{ClusterView, Topology, Tray};
-use topology_nvl72::placement::reference::check_plan;
-use topology_nvl72::placement::{Demand, JobRequest, RackLimit};
-use topology_nvl72::testkit;
+use nvl72_engine::model::{ClusterView, Topology, Tray};
+use nvl72_engine::placement::reference::check_plan;
+use nvl72_engine::placement::{Demand, JobRequest, RackLimit};
+use nvl72_engine::testkit;
 
 const MAX_RACKS: usize = 6;
 const MAX_TRAYS: usize = 6;

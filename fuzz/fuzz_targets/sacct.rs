@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::sim::sacct::{parse, SacctOptions};
+use nvl72_sim::sacct::{parse, SacctOptions};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the site's node size, so 8-GPU histories are fuzzed too.

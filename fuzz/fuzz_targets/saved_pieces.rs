@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use topology_nvl72::hostlist::count;
-use topology_nvl72::saved_pieces::{decode, encode};
+use nvl72_engine::hostlist::count;
+use nvl72_engine::saved_pieces::{decode, encode};
 
 fuzz_target!(|data: &[u8]| {
     match decode(data) {

@@ -51,6 +51,12 @@ impl Release {
         u32::from_be_bytes([0, self.major, self.minor, self.micro])
     }
 
+    /// Whether slurmctld of this release builds its topologies from topology.yaml (25.05 and
+    /// later, the ctx interface) rather than from TopologyPlugin alone.
+    pub fn reads_topology_yaml(self) -> bool {
+        (self.major, self.minor) >= (25, 5)
+    }
+
     /// `24.11.5`, also with a suffix Slurm puts on pre-releases (`25.11.0-0rc1`).
     pub fn parse(s: &str) -> Option<Release> {
         let mut parts = s.trim().splitn(3, '.');

@@ -439,3 +439,15 @@ fn the_installed_plugin_is_found_along_plugin_dir() {
         )]
     );
 }
+
+#[test]
+fn topology_yaml_is_read_from_25_05_on() {
+    for (r, reads) in [
+        ("24.11.5", false),
+        ("25.05.0", true),
+        ("25.11.2", true),
+        ("26.05.5", true),
+    ] {
+        assert_eq!(release(r).reads_topology_yaml(), reads, "{r}");
+    }
+}

@@ -1,0 +1,304 @@
+//! `nvl72 calibrate`: the simulator as it is now, against real replays made earlier
+//! (`nvl72 replay --json`, `scripts/replays.sh`). Each report carries the stream exactly as
+//! Slurm got it and the simulator settings the replay assumed, so every prediction is made
+//! again and compared with the real run; the summary is per plugin, with and without failures.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Deserialize;
+
+use nvl72_sim::calibration::{
+    self, ensembles, spread, Calibration, GroupError, Prediction, Replay,
+};
+use nvl72_sim::job::Job;
+use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::scheduler::Backfill;
+
+use crate::choices::BackfillArg;
+use nvl72_sim::simulation::SimConfig;
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// `nvl72 replay --json` reports (`scripts/replays.sh` leaves one per workload)
+    #[arg(required = true)]
+    reports: Vec<PathBuf>,
+    /// Write the summary as JSON (`crates/sim/src/calibration.json` is the one `simulate` quotes)
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Predict with this backfill model instead of the one each replay assumed
+    #[arg(long, value_enum)]
+    backfill: Option<BackfillArg>,
+    /// Predict with jobs holding their trays this many real seconds longer than they run
+    #[arg(long, value_name = "SECONDS")]
+    run_overhead_s: Option<f64>,
+    /// Runs per prediction, their scheduling passes at evenly spread phases of the tick
+    #[arg(long, default_value_t = super::replay::ENSEMBLE)]
+    members: usize,
+}
+
+/// The parts of a replay report that calibration reads.
+#[derive(Deserialize)]
+struct Saved {
+    sim: SimConfig,
+    scale: f64,
+    tray_events: usize,
+    #[serde(default)]
+    slurm_settings: Option<String>,
+    /// When the replay ran (`YYYY-MM-DD`); older reports: the file's time.
+    #[serde(default)]
+    date: Option<String>,
+    stream: Vec<Job>,
+    policies: Vec<SavedPolicy>,
+}
+
+#[derive(Deserialize)]
+struct SavedPolicy {
+    policy: PolicyKind,
+    label: Option<String>,
+    occupancy_while_waiting: Option<f64>,
+    #[serde(default)]
+    usable_occupancy_while_waiting: Option<f64>,
+}
+
+fn read(path: &Path) -> Result<(Saved, String), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let saved: Saved = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not a replay report with its stream (from `nvl72 replay --json` of this version): {e}",
+            path.display()
+        )
+    })?;
+    let date = match &saved.date {
+        Some(d) => d.clone(),
+        None => {
+            let modified = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            super::replay::day(modified)
+        }
+    };
+    Ok((saved, date))
+}
+
+/// Predicts one saved replay again with the simulator as it is now: occupancy, and usable
+/// occupancy when its jobs paid their splits' slowdown.
+fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String> {
+    let real: Vec<(PolicyKind, f64, Option<f64>)> = saved
+        .policies
+        .iter()
+        .filter(|p| p.label.is_some())
+        .filter_map(|p| {
+            Some((
+                p.policy,
+                p.occupancy_while_waiting?,
+                p.usable_occupancy_while_waiting,
+            ))
+        })
+        .collect();
+    if real.is_empty() {
+        return Err(format!(
+            "{}: no real run in it (a --dry-run report?)",
+            path.display()
+        ));
+    }
+    let priced = !saved.sim.slowdown.is_off();
+    let models: Vec<PolicyKind> = real.iter().map(|&(k, _, _)| k).collect();
+    let figures = ensembles(
+        &saved.sim,
+        &saved.stream,
+        &models,
+        members,
+        &[calibration::occupancy, calibration::usable],
+    );
+    let plugins = real
+        .iter()
+        .enumerate()
+        .filter_map(|(m, &(policy, real, real_usable))| {
+            let usable = |x: Option<f64>| x.filter(|_| priced);
+            Some(Prediction {
+                policy,
+                real,
+                predicted: figures[0][m]?.0,
+                real_usable: usable(real_usable),
+                predicted_usable: usable(figures[1][m].map(|f| f.0)),
+            })
+        })
+        .collect();
+    Ok(Replay {
+        name: path
+            .file_stem()
+            .map_or("?".into(), |s| s.to_string_lossy().into_owned()),
+        racks: saved.sim.racks,
+        with_failures: saved.tray_events > 0,
+        priced,
+        plugins,
+    })
+}
+
+pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
+    let mut replays = Vec::new();
+    let mut streams: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut dates = Vec::new();
+    let mut settings = Vec::new();
+    let mut backfill = Backfill::Conservative;
+    for path in &a.reports {
+        let (mut saved, date) = read(path)?;
+        if let Some(b) = a.backfill {
+            saved.sim.backfill = b.into();
+        }
+        backfill = saved.sim.backfill;
+        // Reports from before these were modelled: the labs' own values.
+        saved.sim.bf_window = saved
+            .sim
+            .bf_window
+            .or(Some(super::replay::lab_bf_window(saved.scale)));
+        saved.sim.run_overhead = saved
+            .sim
+            .run_overhead
+            .or(Some(super::replay::lab_run_overhead(saved.scale)));
+        // The driver's requeue as measured, whatever the report's simulator assumed.
+        saved.sim.requeue_delay = Some(super::replay::lab_requeue_delay(saved.scale));
+        if let Some(s) = a.run_overhead_s {
+            saved.sim.run_overhead = Some((s * 1000.0 * saved.scale).round() as u64);
+        }
+        let replay = predict(path, &saved, a.members)?;
+        // The same stream run again: a priced run of it is another experiment.
+        let key = serde_json::to_string(&(&saved.stream, &saved.sim.slowdown))
+            .map_err(|e| e.to_string())?;
+        streams.entry(key).or_default().push(replays.len());
+        dates.push(date);
+        settings.extend(saved.slurm_settings.clone());
+        replays.push(replay);
+    }
+    let same: Vec<Vec<usize>> = streams.into_values().filter(|ids| ids.len() > 1).collect();
+    let real_spread = same
+        .iter()
+        .filter_map(|ids| spread(&ids.iter().map(|&i| &replays[i]).collect::<Vec<_>>()))
+        .reduce(f64::max);
+    let same: Vec<Vec<String>> = same
+        .iter()
+        .map(|ids| ids.iter().map(|&i| replays[i].name.clone()).collect())
+        .collect();
+    dates.sort();
+    let date = dates.last().cloned().unwrap_or_default();
+    settings.sort();
+    settings.dedup();
+    let c = Calibration::new(date, backfill, replays, real_spread);
+    print!("{}", table(&c, &settings, &same));
+    if let Some(path) = &a.write {
+        let json = serde_json::to_string_pretty(&c).map_err(|e| e.to_string())?;
+        crate::output::write_file(path, json + "\n")?;
+    }
+    Ok(())
+}
+
+/// Real and predicted shares of one prediction, when it has them.
+type Pair = fn(&Prediction) -> Option<(f64, f64)>;
+
+fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
+    use std::fmt::Write;
+    let mut out =
+        String::from("Occupancy while jobs wait: real slurmctld vs the simulator as it is now\n\n");
+    out.push_str(&rows(&c.replays, |p| Some((p.real, p.predicted))));
+    out.push_str(&groups(&[
+        ("no failures", &c.without_failures),
+        ("failures", &c.with_failures),
+    ]));
+    if c.replays.iter().any(|r| r.priced) {
+        out.push_str(
+            "\nUsable occupancy while jobs wait (GPU time ÷ each job's slowdown), in the replays whose jobs paid it\n\n",
+        );
+        out.push_str(&rows(&c.replays, |p| {
+            Some((p.real_usable?, p.predicted_usable?))
+        }));
+        out.push_str(&groups(&[
+            ("usable, no failures", &c.usable_without_failures),
+            ("usable, failures", &c.usable_with_failures),
+        ]));
+    }
+    out.push('\n');
+    for names in same {
+        let _ = writeln!(out, "same stream: {}", names.join(", "));
+    }
+    match c.real_spread {
+        Some(s) => {
+            let _ = writeln!(
+                out,
+                "real run-to-run spread: {s:.2} points (the largest difference for one plugin between runs of one stream)"
+            );
+        }
+        None => out.push_str("real run-to-run spread: unknown (no stream was run twice)\n"),
+    }
+    let _ = writeln!(
+        out,
+        "ranking of the plugins held in {} of {} replays where the real runs differ by more than the spread",
+        c.ranking_held, c.ranked
+    );
+    for with in [false, true] {
+        if let Some(b) = c.band(with) {
+            let _ = writeln!(out, "band: {b}");
+        }
+    }
+    for with in [false, true] {
+        if let Some(b) = c.usable_band(with) {
+            let _ = writeln!(out, "usable band: {b}");
+        }
+    }
+    for s in settings {
+        let _ = writeln!(out, "slurmctld SchedulerParameters in every lab: {s}");
+    }
+    out
+}
+
+/// One row per plugin and replay that has the `pair`.
+fn rows(replays: &[Replay], pair: Pair) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "| Replay | Racks | Failures | Plugin | Real % | Simulator % | Real − sim, points |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in replays {
+        let measured = r.plugins.iter().filter_map(|p| Some((p, pair(p)?)));
+        for (i, (p, (real, sim))) in measured.enumerate() {
+            let (name, racks, fail) = if i == 0 {
+                (
+                    r.name.as_str(),
+                    r.racks.to_string(),
+                    if r.with_failures { "yes" } else { "no" },
+                )
+            } else {
+                ("", String::new(), "")
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {racks} | {fail} | {} | {:.2} | {:.2} | {:+.2} |",
+                p.policy,
+                real * 100.0,
+                sim * 100.0,
+                (real - sim) * 100.0
+            );
+        }
+    }
+    out
+}
+
+/// The summary rows per plugin of some groups of replays.
+fn groups(groups: &[(&str, &GroupError)]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "\n| Group | Plugin | Replays | Mean real − sim | Mean abs | Max abs | Within 3 points |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for (label, g) in groups {
+        for p in &g.per_plugin {
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {} | {:+.2} | {:.2} | {:.2} | {} of {} |",
+                p.policy, p.replays, p.mean, p.mean_abs, p.max_abs, p.within_3, p.replays
+            );
+        }
+    }
+    out
+}

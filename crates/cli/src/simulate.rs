@@ -1,0 +1,176 @@
+//! `nvl72 simulate`: a workload under several policies side by side, with the verdict, the
+//! table, the error band of the simulator and optional JSON and SVG.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Deserialize;
+
+use nvl72_engine::config::Policy;
+use nvl72_sim::calibration::Calibration;
+use nvl72_sim::failures::FailureModel;
+use nvl72_sim::job::HOUR;
+use nvl72_sim::plot;
+use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::report::{describe_failures, RunReport};
+use nvl72_sim::simulation::simulate_all;
+use nvl72_sim::verdict::verdict;
+
+use crate::output::write_file;
+use crate::workload;
+
+#[derive(Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    w: workload::WorkloadArgs,
+    /// Comma-separated: nvl72, block, naive, nvl72-start-now, nvl72-balanced (the engine
+    /// with multi_rack = "start-now" or "balanced"), nvl72-end-tie, nvl72-end-align
+    #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
+    policies: Vec<PolicyKind>,
+    /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs
+    #[arg(long)]
+    policy_file: Option<PathBuf>,
+    /// Stop after this many simulated days (jobs left count as unfinished)
+    #[arg(long)]
+    horizon_days: Option<f64>,
+    /// Scheduling passes only every this many simulated seconds (slurmctld's one-second
+    /// tick, times a replay's time scale) instead of after every event
+    #[arg(long, value_name = "SECONDS")]
+    sched_period_s: Option<f64>,
+    /// Write the full report as JSON
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write occupancy and queue length over time as SVG
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Do not time placement calls (the JSON is then identical for equal seeds)
+    #[arg(long)]
+    no_timing: bool,
+    /// Run the policies one after another instead of in parallel (clean timings)
+    #[arg(long)]
+    serial: bool,
+    /// Recount the cluster after every event (slow; for debugging)
+    #[arg(long)]
+    check: bool,
+    /// No progress bars
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn simulate(a: &SimulateArgs) -> Result<(), String> {
+    let racks = a.w.racks_for_simulate()?;
+    let mut cfg = a.w.sim_config(racks)?;
+    cfg.timing = !a.no_timing;
+    cfg.check_invariants = a.check;
+    cfg.horizon = a.horizon_days.map(|d| (d * 24.0 * HOUR as f64) as u64);
+    cfg.sched_period = a.sched_period_s.map(|s| (s * 1000.0).round() as u64);
+    if let Some(path) = &a.policy_file {
+        cfg.policy = read_policy(path)?;
+    }
+    let failures = cfg.failures;
+    let healthy = cfg.trays() as f64 * (1.0 - failures.unavailability());
+    let (jobs, name, details) = a.w.build(healthy)?;
+    let info = workload::workload_info(name, details, &jobs, healthy, cfg.gpus_per_tray);
+
+    let bars = Bars::new(&a.policies, jobs.len(), a.quiet);
+    let policies = simulate_all(&cfg, &jobs, &a.policies, !a.serial, &|k, done| {
+        bars.set(k, done)
+    });
+    bars.finish();
+    let with_failures = !matches!(cfg.failures, FailureModel::None);
+    let calibration = Calibration::shipped(cfg.backfill);
+    let report = RunReport {
+        workload: info,
+        error_band: calibration.as_ref().and_then(|c| c.band(with_failures)),
+        usable_error_band: calibration
+            .as_ref()
+            .and_then(|c| c.usable_band(with_failures)),
+        sim: cfg,
+        policies,
+    };
+    let margin = calibration.as_ref().and_then(|c| c.margin(with_failures));
+    let usable_margin = calibration.and_then(|c| c.usable_margin(with_failures));
+    if let Some(v) = verdict(&report, margin, usable_margin) {
+        println!("{v}");
+    }
+    print!("{}", report.to_table());
+    if let Some(path) = &a.json {
+        write_file(path, report.to_json())?;
+    }
+    if let Some(path) = &a.plot {
+        let w = &report.workload;
+        let title = format!(
+            "{} ({} jobs, load {:.2}) on {} racks, failures: {}",
+            w.name,
+            w.jobs,
+            w.offered_load,
+            racks,
+            describe_failures(&failures)
+        );
+        write_file(path, plot::svg(&report.policies, &title))?;
+    }
+    Ok(())
+}
+
+/// The `[policy]` table of a topology.toml, or of a file that holds only that table.
+fn read_policy(path: &Path) -> Result<Policy, String> {
+    #[derive(Deserialize)]
+    struct PolicyOnly {
+        #[serde(default)]
+        policy: Policy,
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let value: toml::Value =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let policy_only = match value.get("policy") {
+        Some(p) => toml::Value::Table([("policy".to_string(), p.clone())].into_iter().collect()),
+        None => toml::Value::Table(Default::default()),
+    };
+    policy_only
+        .try_into::<PolicyOnly>()
+        .map(|p| p.policy)
+        .map_err(|e| format!("{}: [policy]: {e}", path.display()))
+}
+
+/// One progress bar per policy on stderr; hidden with `--quiet` or when stderr is no TTY.
+struct Bars {
+    bars: Vec<(PolicyKind, ProgressBar)>,
+}
+
+impl Bars {
+    fn new(kinds: &[PolicyKind], jobs: usize, quiet: bool) -> Bars {
+        let multi = MultiProgress::with_draw_target(if quiet || !std::io::stderr().is_terminal() {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        });
+        let style =
+            ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} jobs {elapsed}")
+                .expect("valid template")
+                .progress_chars("=> ");
+        let bars = kinds
+            .iter()
+            .map(|&k| {
+                let bar = multi.add(ProgressBar::new(jobs as u64));
+                bar.set_style(style.clone());
+                bar.set_prefix(k.name());
+                (k, bar)
+            })
+            .collect();
+        Bars { bars }
+    }
+
+    fn set(&self, kind: PolicyKind, done: usize) {
+        if let Some((_, bar)) = self.bars.iter().find(|(k, _)| *k == kind) {
+            bar.set_position(done as u64);
+        }
+    }
+
+    fn finish(&self) {
+        for (_, bar) in &self.bars {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,405 @@
+//! The workload options `simulate` and `replay` share, and the job stream they build from
+//! the synthetic mix, a CSV trace or a site's sacct export.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use crate::choices::{BackfillArg, LimitsArg};
+use nvl72_sim::failures::FailureModel;
+use nvl72_sim::job::{
+    assign_classes, hours, offered_load, set_offered_load, size_by_gpus, Job, Millis,
+};
+use nvl72_sim::report::WorkloadInfo;
+use nvl72_sim::sacct::{self, SacctOptions};
+use nvl72_sim::scheduler::Backfill;
+use nvl72_sim::simulation::SimConfig;
+use nvl72_sim::slowdown::{parse_variant, ClassRule, Slowdown};
+use nvl72_sim::synthetic::{self, SyntheticSpec};
+use nvl72_sim::trace::{self, TraceSpec};
+
+/// Where the jobs come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    Synthetic,
+    /// A CSV trace; `philly` names the Philly trace's.
+    Trace {
+        path: PathBuf,
+        philly: bool,
+    },
+    Sacct(PathBuf),
+}
+
+/// The workload, the cluster and its failures: what `simulate` and `replay` share.
+#[derive(Args)]
+pub struct WorkloadArgs {
+    /// `synthetic`; `philly [FILE]` (the Philly trace, data/ by default); `csv FILE`
+    /// (`submit_s,gpus,runtime_s[,attempts]`); `sacct FILE` (a site's history, exported with
+    /// the README's sacct command)
+    #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"], default_value = "synthetic")]
+    workload: Vec<String>,
+    /// Racks of 18 trays [default: 278 synthetic, 12 philly, csv: 12 or what its largest
+    /// job needs; sacct: required; replay: 8]
+    #[arg(long)]
+    pub racks: Option<usize>,
+    /// Jobs: synthetic jobs to draw [default: 3000], or the first N of a trace or history
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Offered load on the healthy trays: arrivals compressed or stretched to it [default:
+    /// 0.9 synthetic; traces and histories keep their times]
+    #[arg(long, conflicts_with = "time_scale")]
+    pub load: Option<f64>,
+    /// Traces and histories: multiply the time between arrivals by F (0.1: ten times denser)
+    #[arg(long, value_name = "F")]
+    time_scale: Option<f64>,
+    /// Traces and histories: multiply each job's trays by F (rounded, at least 1)
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    scale_sizes: f64,
+    /// sacct: only jobs that ran in this partition
+    #[arg(long)]
+    partition: Option<String>,
+    /// sacct: only jobs submitted at or after this time (`2026-11-01` or `2026-11-01T08:00:00`)
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// sacct: only jobs submitted before this time
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+    /// sacct: GPUs per node in the history (8 for an H100 partition); each job then takes
+    /// ceil(GPUs / 4) trays
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    gpus_per_node: u64,
+    /// Also write the job stream as read (JSON: submit, trays, segment, run time, limit in ms)
+    #[arg(long, value_name = "FILE")]
+    save_stream: Option<PathBuf>,
+    /// Synthetic: set a class's segment, e.g. `--segment 144+=16 --segment 8-16=none`
+    #[arg(long = "segment", value_name = "CLASS=K")]
+    segments: Vec<String>,
+    /// Synthetic: median run time, hours (log-normal)
+    #[arg(long, default_value_t = 1.5)]
+    runtime_median_h: f64,
+    /// Synthetic: sigma of the log-normal run time
+    #[arg(long, default_value_t = 1.2)]
+    runtime_sigma: f64,
+    /// Share of the jobs without --segment that are sized by GPUs (`--gpus=4*trays`, no
+    /// `-N`), as most ML users submit; the same jobs under every policy
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0)]
+    gpu_sized: f64,
+    /// Steady-state probability that a tray is unavailable
+    #[arg(long, default_value_t = 0.0)]
+    lambda: f64,
+    /// Mean time to repair a tray, hours
+    #[arg(long, value_name = "HOURS", default_value_t = 72.0)]
+    mttr: f64,
+    /// Mean time between failures of a tray, hours (instead of --lambda)
+    #[arg(long, value_name = "HOURS", conflicts_with = "lambda")]
+    mtbf: Option<f64>,
+    /// Trays drawn down at the start stay down; no other failures
+    #[arg(long, conflicts_with = "mtbf")]
+    static_failures: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Backfill depth (Slurm's bf_max_job_test)
+    #[arg(long, default_value_t = 500)]
+    bf_depth: usize,
+    /// Backfill's reservations: for every job it tests (`conservative`, Slurm's algorithm), or
+    /// the head's only (`easy`, 20-100 times faster on hundreds of racks) [default: replay
+    /// conservative, simulate easy]
+    #[arg(long, value_enum)]
+    pub backfill: Option<BackfillArg>,
+    /// Hold a job killed by tray failures more than N times (Slurm's MaxBatchRequeue);
+    /// -1: re-queue forever
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        allow_negative_numbers = true
+    )]
+    max_requeue: i64,
+    /// What a rack boundary costs a split job's run time: `off`, `low` (every job
+    /// data-parallel), `default` (dense, TP8), `high` (mixture of experts, EP32) or
+    /// `uniform:X` (every split job X times longer); constants as `,key=value` (e.g.
+    /// `high,phi_tight_moe=0.25`; docs/benchmarks.md, "The slowdown model") [default:
+    /// simulate default, replay off]
+    #[arg(long, value_name = "VARIANT[,KEY=V]")]
+    pub slowdown: Option<String>,
+    /// Draw each job's class instead of the variant's: shares `dp=0.3,dense=0.5,moe=0.2`, or
+    /// `by-size` (1-2 trays dp, 3-18 dense, 19+ moe)
+    #[arg(long, value_name = "MIX")]
+    comm_mix: Option<String>,
+    /// A run that its slowdown stretches past its time limit: `lenient` runs on (counted as
+    /// an overrun), `strict` is killed at the limit as Slurm does (its work is lost)
+    #[arg(long, value_enum, default_value = "lenient")]
+    time_limits: LimitsArg,
+}
+
+impl WorkloadArgs {
+    fn failure_model(&self) -> Result<FailureModel, String> {
+        match self.mtbf {
+            Some(mtbf) if mtbf > 0.0 && self.mttr > 0.0 => Ok(FailureModel::OnOff {
+                mtbf_h: mtbf,
+                mttr_h: self.mttr,
+            }),
+            Some(_) => Err("--mtbf and --mttr must be positive".into()),
+            None => FailureModel::with_unavailability(
+                self.lambda,
+                (!self.static_failures).then_some(self.mttr),
+            ),
+        }
+    }
+
+    /// The simulator's configuration for `racks` racks (failures, seeds, backfill depth).
+    pub fn sim_config(&self, racks: usize) -> Result<SimConfig, String> {
+        self.sim_config_or(racks, "default")
+    }
+
+    /// [`Self::sim_config`], with `default_slowdown` when `--slowdown` is not given.
+    pub fn sim_config_or(&self, racks: usize, default_slowdown: &str) -> Result<SimConfig, String> {
+        if racks == 0 {
+            return Err("--racks must be at least 1".into());
+        }
+        let mut cfg = SimConfig::new(racks);
+        cfg.failures = self.failure_model()?;
+        cfg.seed = self.seed;
+        cfg.bf_depth = self.bf_depth;
+        cfg.backfill = self.backfill.map_or(Backfill::Easy, Backfill::from);
+        cfg.max_requeue = u32::try_from(self.max_requeue).ok();
+        let (model, variant, _) =
+            parse_variant(self.slowdown.as_deref().unwrap_or(default_slowdown))?;
+        cfg.slowdown = Slowdown {
+            model,
+            limits: self.time_limits.into(),
+            variant,
+            classes: self.class_rule()?.describe(),
+        };
+        Ok(cfg)
+    }
+
+    fn variant(&self) -> &str {
+        self.slowdown.as_deref().unwrap_or("default")
+    }
+
+    /// Which class each job gets: `--comm-mix`, else the variant's (dense for `off` and
+    /// `uniform`, where it changes nothing).
+    fn class_rule(&self) -> Result<ClassRule, String> {
+        match &self.comm_mix {
+            Some(mix) => ClassRule::parse(mix),
+            None => {
+                let (_, _, class) = parse_variant(self.variant())?;
+                Ok(ClassRule::All(class.unwrap_or_default()))
+            }
+        }
+    }
+
+    pub fn source(&self) -> Result<Source, String> {
+        let file = self.workload.get(1).map(PathBuf::from);
+        let kind = self.workload.first().map_or("synthetic", String::as_str);
+        let need = |what: &str| {
+            file.clone()
+                .ok_or_else(|| format!("--workload {kind} FILE: name the {what}"))
+        };
+        match kind {
+            "synthetic" if file.is_none() => Ok(Source::Synthetic),
+            "synthetic" => Err("--workload synthetic takes no file".into()),
+            "philly" => Ok(Source::Trace {
+                path: file.unwrap_or_else(trace::philly_path),
+                philly: true,
+            }),
+            "csv" => Ok(Source::Trace {
+                path: need("CSV trace (submit_s,gpus,runtime_s[,attempts])")?,
+                philly: false,
+            }),
+            "sacct" => Ok(Source::Sacct(need("sacct export")?)),
+            other => Err(format!(
+                "--workload `{other}`: expected synthetic, philly [FILE], csv FILE or sacct FILE"
+            )),
+        }
+    }
+
+    /// `--racks`, or the source's default (`replay` has its own).
+    pub fn racks_for_simulate(&self) -> Result<usize, String> {
+        if let Some(r) = self.racks {
+            return Ok(r);
+        }
+        match self.source()? {
+            Source::Synthetic => Ok(278),
+            Source::Trace { philly: true, .. } => Ok(12),
+            Source::Trace { path, .. } => {
+                let rows = trace::read(&path)?;
+                let trays = rows
+                    .iter()
+                    .map(|r| r.gpus.div_ceil(4) as usize)
+                    .max()
+                    .unwrap_or(1);
+                let trays = (trays as f64 * self.scale_sizes).round() as usize;
+                Ok(trays.div_ceil(18).max(12))
+            }
+            Source::Sacct(path) => {
+                let history = sacct::read(&path, &self.sacct_options()?)?;
+                let trays = history.jobs.iter().map(|j| j.trays).max().unwrap_or(1);
+                Err(format!(
+                    "--racks: how many NVL72 racks the cluster has (the largest job of {} needs {})",
+                    path.display(),
+                    trays.div_ceil(18)
+                ))
+            }
+        }
+    }
+
+    fn sacct_options(&self) -> Result<SacctOptions, String> {
+        let time = |flag: &str, v: &Option<String>| -> Result<Option<i64>, String> {
+            let Some(v) = v else { return Ok(None) };
+            let full = if v.len() == 10 {
+                format!("{v}T00:00:00")
+            } else {
+                v.clone()
+            };
+            sacct::timestamp(&full)
+                .ok()
+                .flatten()
+                .map(Some)
+                .ok_or_else(|| format!("{flag} `{v}`: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS"))
+        };
+        if self.gpus_per_node == 0 {
+            return Err("--gpus-per-node must be at least 1".into());
+        }
+        Ok(SacctOptions {
+            partition: self.partition.clone(),
+            since: time("--since", &self.since)?,
+            until: time("--until", &self.until)?,
+            gpus_per_node: self.gpus_per_node,
+            gpus_per_tray: 4,
+        })
+    }
+
+    /// The job stream, its name for reports and the options that shaped it.
+    pub fn build(&self, healthy: f64) -> Result<(Vec<Job>, &'static str, Value), String> {
+        let source = self.source()?;
+        if !matches!(source, Source::Synthetic) && !self.segments.is_empty() {
+            return Err("--segment applies to the synthetic workload only".into());
+        }
+        if !matches!(source, Source::Sacct(_))
+            && (self.partition.is_some() || self.since.is_some() || self.until.is_some())
+        {
+            return Err("--partition, --since and --until apply to --workload sacct".into());
+        }
+        let (mut jobs, name, mut details) = match &source {
+            Source::Synthetic => {
+                if self.time_scale.is_some() {
+                    return Err("--time-scale applies to traces and histories; the synthetic mix takes --load".into());
+                }
+                let mut spec = SyntheticSpec::new(
+                    self.jobs.unwrap_or(3000),
+                    self.load.unwrap_or(0.9),
+                    healthy,
+                    self.seed,
+                );
+                spec.runtime_median_h = self.runtime_median_h;
+                spec.runtime_sigma = self.runtime_sigma;
+                for rule in &self.segments {
+                    synthetic::set_segment(&mut spec.classes, rule)?;
+                }
+                let details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
+                (synthetic::generate(&spec)?, "synthetic", details)
+            }
+            Source::Trace { path, philly } => {
+                let rows = trace::read(path)?;
+                let spec = TraceSpec {
+                    scale_sizes: self.scale_sizes,
+                    load: None,
+                    healthy_trays: healthy,
+                    gpus_per_tray: 4,
+                    max_jobs: self.jobs,
+                    seed: self.seed,
+                };
+                let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
+                details["trace"] = path.display().to_string().into();
+                let name = if *philly { "philly" } else { "csv" };
+                (trace::workload(&rows, &spec)?, name, details)
+            }
+            Source::Sacct(path) => {
+                let opts = self.sacct_options()?;
+                let history = sacct::read(path, &opts)?;
+                let summary = history.summary();
+                eprintln!("nvl72: {}: {summary}", path.display());
+                let mut jobs = history.workload();
+                jobs.truncate(self.jobs.unwrap_or(usize::MAX));
+                scale_sizes(&mut jobs, self.scale_sizes)?;
+                let details = json!({
+                    "sacct": path.display().to_string(),
+                    "read": summary,
+                    "options": opts,
+                    "scale_sizes": self.scale_sizes,
+                });
+                (jobs, "sacct", details)
+            }
+        };
+        if jobs.is_empty() {
+            return Err("the workload has no jobs".into());
+        }
+        if !matches!(source, Source::Synthetic) {
+            if let Some(f) = self.time_scale {
+                if !(f > 0.0 && f.is_finite()) {
+                    return Err("--time-scale must be positive".into());
+                }
+                for j in &mut jobs {
+                    j.submit = (j.submit as f64 * f).round() as Millis;
+                }
+                details["time_scale"] = f.into();
+            }
+            if let Some(load) = self.load {
+                if !(load > 0.0 && load.is_finite()) {
+                    return Err("--load must be positive".into());
+                }
+                set_offered_load(&mut jobs, healthy, load);
+                details["load"] = load.into();
+            }
+        }
+        details["gpu_sized"] = self.gpu_sized.into();
+        // A history says itself which jobs were sized by GPUs (their submit lines).
+        if !matches!(source, Source::Sacct(_)) || self.gpu_sized > 0.0 {
+            size_by_gpus(&mut jobs, self.gpu_sized, self.seed);
+        }
+        assign_classes(&mut jobs, &self.class_rule()?, self.seed);
+        if let Some(path) = &self.save_stream {
+            let text = serde_json::to_string_pretty(&jobs).map_err(|e| e.to_string())?;
+            crate::output::write_file(path, text)?;
+        }
+        Ok((jobs, name, details))
+    }
+}
+
+/// `--scale-sizes` for a history: trays (and segments with them) times F, at least 1.
+fn scale_sizes(jobs: &mut [Job], f: f64) -> Result<(), String> {
+    if f <= 0.0 {
+        return Err("--scale-sizes must be positive".into());
+    }
+    if f != 1.0 {
+        for j in jobs {
+            j.trays = ((j.trays as f64 * f).round() as usize).max(1);
+            j.segment = j.segment.filter(|&k| j.trays % k == 0);
+        }
+    }
+    Ok(())
+}
+
+/// The workload's header for reports.
+pub fn workload_info(
+    name: &str,
+    details: serde_json::Value,
+    jobs: &[Job],
+    healthy: f64,
+    gpus_per_tray: usize,
+) -> WorkloadInfo {
+    WorkloadInfo {
+        name: name.into(),
+        details,
+        jobs: jobs.len(),
+        offered_load: offered_load(jobs, healthy),
+        span_h: hours(jobs.last().map_or(0, |j| j.submit)),
+        gpu_hours: jobs
+            .iter()
+            .map(|j| (j.trays * gpus_per_tray) as f64 * hours(j.runtime))
+            .sum(),
+    }
+}

@@ -1,0 +1,156 @@
+//! Break-even: how slow must split jobs run before nvl72's locality pays for the trays it
+//! leaves idle? Split jobs are priced at one uniform slowdown x and the usable occupancy of
+//! each policy is measured against x; x* is where nvl72's meets the other policy's. Either
+//! every split pays x (ref §4.6.1: large jobs split under every policy, so x hits nvl72 too),
+//! or only the avoidable ones, jobs on more racks than their size needs.
+
+use super::job::Job;
+use super::metrics::PolicyReport;
+use super::policy::PolicyKind;
+use super::simulation::{simulate_all, SimConfig};
+use super::slowdown::Model;
+
+/// Where nvl72's usable occupancy meets another policy's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Crossing {
+    /// nvl72 is ahead even when splits cost nothing.
+    AlwaysAhead,
+    /// nvl72 is ahead from this slowdown on (within the tolerance).
+    At(f64),
+    /// nvl72 is still behind at the largest slowdown tried.
+    Beyond(f64),
+}
+
+/// The smallest x in `[lo, hi]` with `gap(x) >= 0`, by bisection down to `tol`; `gap` is
+/// nvl72's usable occupancy minus the other's and rises with x (the other splits more).
+pub fn crossing(mut gap: impl FnMut(f64) -> f64, lo: f64, hi: f64, tol: f64) -> Crossing {
+    if gap(lo) >= 0.0 {
+        return Crossing::AlwaysAhead;
+    }
+    if gap(hi) < 0.0 {
+        return Crossing::Beyond(hi);
+    }
+    let (mut below, mut above) = (lo, hi);
+    while above - below > tol {
+        let mid = (below + above) / 2.0;
+        if gap(mid) >= 0.0 {
+            above = mid;
+        } else {
+            below = mid;
+        }
+    }
+    Crossing::At(above)
+}
+
+/// Which split jobs pay the uniform slowdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Splits {
+    /// Every job on more than one rack.
+    Every,
+    /// Jobs on more racks than their size needs.
+    Avoidable,
+}
+
+/// The reports of `kinds` with `splits` jobs `x` times slower (lenient or strict limits
+/// as `cfg` says).
+pub fn at(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    kinds: &[PolicyKind],
+    splits: Splits,
+    x: f64,
+) -> Vec<PolicyReport> {
+    let mut cfg = cfg.clone();
+    cfg.slowdown.model = match splits {
+        _ if x <= 1.0 => Model::Off,
+        Splits::Every => Model::Uniform(x),
+        Splits::Avoidable => Model::Avoidable(x),
+    };
+    cfg.slowdown.variant = format!("{splits:?}:{x}").to_lowercase();
+    simulate_all(&cfg, jobs, kinds, true, &|_, _| {})
+}
+
+/// x* where nvl72's usable occupancy while jobs wait meets `other`'s. The gap is not
+/// strictly monotone (queues feed back), so x* is one crossing, bracketed to `tol`.
+pub fn solve(
+    cfg: &SimConfig,
+    jobs: &[Job],
+    other: PolicyKind,
+    splits: Splits,
+    hi: f64,
+    tol: f64,
+) -> Crossing {
+    let kinds = [PolicyKind::Nvl72, other];
+    crossing(
+        |x| {
+            let r = at(cfg, jobs, &kinds, splits, x);
+            let u = |p: &PolicyReport| p.usable_occupancy_while_waiting.unwrap_or(0.0);
+            u(&r[0]) - u(&r[1])
+        },
+        1.0,
+        hi,
+        tol,
+    )
+}
+
+/// The reference's first-order estimate, `1 + (O_other/O_nvl72 − 1)/f0_other`, from the
+/// unpriced occupancies and the other policy's split share of work (ref §4.6.1): ignores
+/// nvl72's own splits and the queue's feedback.
+pub fn first_order(o_nvl72: f64, o_other: f64, f0_other: f64) -> Option<f64> {
+    (f0_other > 0.0 && o_nvl72 > 0.0).then(|| 1.0 + (o_other / o_nvl72 - 1.0) / f0_other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::{generate, SyntheticSpec};
+
+    #[test]
+    fn bisection_finds_the_crossing_of_a_rising_gap() {
+        let Crossing::At(x) = crossing(|x| x - 1.37, 1.0, 3.0, 1e-3) else {
+            panic!()
+        };
+        assert!((x - 1.37).abs() < 1e-3, "{x}");
+        assert_eq!(crossing(|x| x, 1.0, 3.0, 1e-3), Crossing::AlwaysAhead);
+        assert_eq!(crossing(|_| -1.0, 1.0, 3.0, 1e-3), Crossing::Beyond(3.0));
+    }
+
+    #[test]
+    fn the_reference_table_of_first_order_estimates() {
+        // ref §4.6.1: O_naive 99%, O_nvl72 94%.
+        for (f0, want) in [
+            (0.02, 3.66),
+            (0.05, 2.06),
+            (0.10, 1.53),
+            (0.20, 1.27),
+            (0.30, 1.18),
+        ] {
+            let x = first_order(0.94, 0.99, f0).unwrap();
+            assert!((x - want).abs() < 0.01, "{f0}: {x}");
+        }
+    }
+
+    /// On a loaded synthetic mix naive keeps more GPUs busy when splits are free; the
+    /// bisection's x* is where nvl72's usable occupancy catches up, to its tolerance.
+    #[test]
+    fn the_crossing_brackets_where_nvl72_catches_up_with_naive() {
+        let jobs = generate(&SyntheticSpec::new(500, 0.9, 12.0 * 18.0, 3)).unwrap();
+        let cfg = SimConfig::new(12);
+        let gap = |x: f64| {
+            let r = at(
+                &cfg,
+                &jobs,
+                &[PolicyKind::Nvl72, PolicyKind::Naive],
+                Splits::Every,
+                x,
+            );
+            r[0].usable_occupancy_while_waiting.unwrap()
+                - r[1].usable_occupancy_while_waiting.unwrap()
+        };
+        assert!(gap(1.0) < 0.0, "naive is ahead when splits are free");
+        match solve(&cfg, &jobs, PolicyKind::Naive, Splits::Every, 3.0, 1e-3) {
+            Crossing::At(x) => assert!(x > 1.0 && x < 3.0 && gap(x) >= 0.0, "x* {x}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

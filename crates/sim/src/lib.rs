@@ -1,0 +1,63 @@
+//! A trace-driven placement simulator: replays a job stream on a cluster of NVL72 racks
+//! under three policies side by side — the plugin's engine (`nvl72`, the `nvl72-engine` crate), a model of Slurm
+//! 24.11 topology/block (`block`), and topology-naive Slurm (`naive`: its consecutive best fit) — with the same
+//! failure timeline for each, and measures occupancy, stranded GPUs, locality, queue waits
+//! and decision latency. The `nvl72` binary (`crates/cli`) is its command line; the
+//! method and results are in `docs/benchmarks.md`.
+//!
+//! | Module | One concept |
+//! |---|---|
+//! | [`job`] | A job: trays, `--segment`, submit time, run time, time limit; size classes |
+//! | [`trace`] | A CSV job trace (Philly, the Kalos sample, a site's own) as a workload |
+//! | [`sacct`] | A site's job history, as `sacct` exports it from Slurm accounting, as a workload |
+//! | [`synthetic`] | The synthetic NVL72 job mix |
+//! | [`failures`] | Per-tray up/down processes |
+//! | [`cluster`] | Tray states: free, busy, down |
+//! | [`block`] | The model of topology/block's node choice |
+//! | [`policy`] | nvl72, block, naive (and two engine what-ifs) behind one `place` call |
+//! | [`scheduler`] | One pass: priority FIFO plus EASY backfill |
+//! | [`simulation`] | The discrete-event loop |
+//! | [`slowdown`] | What a rack boundary costs a job: its slowdown from its pieces |
+//! | [`metrics`] | What is measured, and its definitions |
+//! | [`latency`] | Nanoseconds per placement call |
+//! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
+//! | [`verdict`] | The plain-language verdict at the top of a report |
+//! | [`breakeven`] | The uniform slowdown at which nvl72 meets another policy on usable GPUs |
+//! | [`calibration`] | The simulator's measured error against real slurmctld replays |
+//! | [`analytic`] | The segment-size capacity formula and its check |
+//! | [`bench`](mod@bench) | Decision-latency scenarios |
+//! | [`replay`] | The model side of `nvl72 replay`: a stream compressed for a real slurmctld, and what it did, measured alike |
+#![forbid(unsafe_code)]
+
+// The engine's modules under the names the simulator has always used for them.
+#[cfg(test)]
+use nvl72_engine::testkit;
+use nvl72_engine::{config, hostlist, idle, model, placement};
+
+pub mod analytic;
+pub mod bench;
+pub mod block;
+pub mod breakeven;
+pub mod calibration;
+pub mod cluster;
+pub mod failures;
+pub mod job;
+pub mod latency;
+pub mod metrics;
+pub mod plot;
+pub mod policy;
+pub mod queue;
+pub mod replay;
+pub mod report;
+pub mod sacct;
+pub mod scheduler;
+pub mod simulation;
+pub mod slowdown;
+pub mod synthetic;
+pub mod trace;
+pub mod verdict;
+
+#[cfg(test)]
+mod slowdown_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,322 @@
+use super::*;
+
+const HEADER: &str = "JobID|JobIDRaw|Partition|Submit|Start|End|ElapsedRaw|TimelimitRaw|State|NNodes|AllocTRES|ReqTRES|Restarts|SubmitLine";
+
+fn export(rows: &[&str]) -> Vec<u8> {
+    let mut s = HEADER.to_string();
+    for r in rows {
+        s.push('\n');
+        s.push_str(r);
+    }
+    s.push('\n');
+    s.into_bytes()
+}
+
+fn gpu_job(id: &str, submit: &str, start: &str, end: &str, elapsed: u64, nodes: u64) -> String {
+    format!(
+        "{id}|{id}|gpu|{submit}|{start}|{end}|{elapsed}|10|COMPLETED|{nodes}|billing={c},cpu={c},gres/gpu={g},mem=1000M,node={nodes}|cpu={c},gres/gpu={g},node={nodes}|0|sbatch -N {nodes} --wrap true",
+        c = 144 * nodes,
+        g = 4 * nodes
+    )
+}
+
+/// A job that ran 8 s right after its submission at 10:00, under JobIDRaw `raw`.
+fn ran(id: &str, raw: &str, nodes: u64) -> String {
+    gpu_job(
+        id,
+        "2026-11-01T10:00:00",
+        "2026-11-01T10:00:01",
+        "2026-11-01T10:00:09",
+        8,
+        nodes,
+    )
+    .replacen(&format!("{id}|{id}"), &format!("{id}|{raw}"), 1)
+}
+
+fn read(rows: &[&str]) -> History {
+    parse(&export(rows), &SacctOptions::default()).unwrap()
+}
+
+#[test]
+fn a_completed_job_keeps_its_size_run_time_and_limit() {
+    let row = gpu_job(
+        "7",
+        "2026-11-01T10:00:00",
+        "2026-11-01T10:00:05",
+        "2026-11-01T10:01:05",
+        60,
+        3,
+    );
+    let h = read(&[&row]);
+    assert_eq!(h.summary(), "read 1 jobs (1 records), used 1, skipped 0");
+    let j = &h.jobs[0];
+    assert_eq!((j.trays, j.gpus, j.runtime_s, j.limit_s), (3, 12, 60, 600));
+    let w = h.workload();
+    assert_eq!(
+        (w[0].submit, w[0].runtime, w[0].limit),
+        (0, 60_000, 600_000)
+    );
+}
+
+#[test]
+fn fields_are_found_by_the_header_in_any_order() {
+    let text = "State|ReqTRES|Timelimit|Elapsed|Start|Submit|JobID\n\
+                COMPLETED|gres/gpu=8,node=2|1-00:00:00|01:02:03|2026-11-01T10:00:00|2026-11-01T09:00:00|12\n";
+    let h = parse(text.as_bytes(), &SacctOptions::default()).unwrap();
+    let j = &h.jobs[0];
+    assert_eq!((j.trays, j.runtime_s, j.limit_s), (2, 3723, 86_400));
+}
+
+#[test]
+fn every_record_is_used_or_skipped_for_a_counted_reason() {
+    let pending = "9|9|gpu|2026-11-01T10:00:00|None|2026-11-01T10:05:00|0|10|CANCELLED by 0|1||cpu=1,gres/gpu=4,node=1|0|sbatch -N 1";
+    let running = "10|10|gpu|2026-11-01T10:00:00|2026-11-01T10:00:01|Unknown|30|10|RUNNING|1|gres/gpu=4,node=1|gres/gpu=4,node=1|0|sbatch";
+    let cpu = "11|11|cpu|2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8|10|COMPLETED|1|cpu=2,node=1|cpu=2,node=1|0|sbatch -p cpu";
+    let step = "12.batch|12.batch||2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8|10|COMPLETED|1|cpu=2,node=1||0|";
+    let array_pending = "13_[2-5]|13|gpu|2026-11-01T10:00:00|None|Unknown|0|10|PENDING|1||gres/gpu=4,node=1|0|sbatch --array=1-5";
+    let used = ran("14", "14", 1);
+    let h = read(&[pending, running, cpu, step, array_pending, &used]);
+    assert_eq!(h.jobs.len(), 1);
+    assert_eq!(
+        h.summary(),
+        "read 6 jobs (6 records), used 1, skipped 5: never started 2, still running (no end yet) 1, \
+         no GPUs in AllocTRES/ReqTRES 1, steps (export with --allocations) 1"
+    );
+}
+
+#[test]
+fn array_tasks_and_hetjob_components_are_jobs_of_their_own() {
+    let a = ran("20_1", "21", 1);
+    let b = ran("22+0", "22", 2);
+    let c = ran("22+1", "23", 1);
+    let h = read(&[&a, &b, &c]);
+    assert_eq!(h.jobs.len(), 3);
+    assert!(h.summary().contains("array tasks (each a job) 1"));
+    assert!(h
+        .summary()
+        .contains("hetjob components (each placed as a job, as Slurm does) 2"));
+}
+
+#[test]
+fn a_requeued_job_exported_with_duplicates_sums_its_runs() {
+    let first = "30|30|gpu|2026-11-01T10:00:00|2026-11-01T10:00:10|2026-11-01T10:00:40|30|10|REQUEUED|2|gres/gpu=8,node=2|gres/gpu=8,node=2|0|sbatch -N 2";
+    let second = "30|30|gpu|2026-11-01T10:00:41|2026-11-01T10:01:00|2026-11-01T10:02:00|60|10|COMPLETED|2|gres/gpu=8,node=2|gres/gpu=8,node=2|1|sbatch -N 2";
+    let h = read(&[first, second]);
+    let j = &h.jobs[0];
+    assert_eq!((j.runtime_s, j.attempts, h.read, h.records), (90, 2, 1, 2));
+    assert_eq!(h.workload()[0].submit, 0);
+    assert!(h
+        .summary()
+        .contains("requeued (run times of all runs summed) 1"));
+    // Without --duplicates only the last run is there: Restarts says it was requeued.
+    let h = read(&[second]);
+    assert_eq!((h.jobs[0].runtime_s, h.jobs[0].attempts), (60, 2));
+    assert!(h.summary().contains("last run only"));
+}
+
+#[test]
+fn limits_unlimited_and_overrun_become_what_backfill_plans_with() {
+    let unlimited = ran("40", "40", 1).replace("|8|10|", "|8|UNLIMITED|");
+    let over = gpu_job(
+        "41",
+        "2026-11-01T10:00:00",
+        "2026-11-01T10:00:01",
+        "2026-11-01T10:11:00",
+        659,
+        1,
+    )
+    .replace("|COMPLETED|", "|TIMEOUT|");
+    let h = read(&[&unlimited, &over]);
+    assert_eq!(h.jobs[0].limit_s, YEAR_S);
+    assert_eq!((h.jobs[1].runtime_s, h.jobs[1].limit_s), (659, 659));
+    assert!(h.summary().contains("ran past their limit"));
+}
+
+#[test]
+fn segments_come_from_segment_size_or_the_submit_line() {
+    let text = "JobID|Submit|Start|End|ElapsedRaw|TimelimitRaw|NNodes|AllocTRES|SegmentSize|SubmitLine\n\
+                1|2026-11-01T10:00:00|2026-11-01T10:00:00|2026-11-01T10:00:05|5|1|8|gres/gpu=32,node=8|4|sbatch -N 8 --segment=4\n\
+                2|2026-11-01T10:00:00|2026-11-01T10:00:00|2026-11-01T10:00:05|5|1|8|gres/gpu=32,node=8||sbatch -N 8 --segment 2 --wrap x\n\
+                3|2026-11-01T10:00:00|2026-11-01T10:00:00|2026-11-01T10:00:05|5|1|6|gres/gpu=24,node=6|4|sbatch -N 6 --segment=4\n";
+    let h = parse(text.as_bytes(), &SacctOptions::default()).unwrap();
+    let segs: Vec<_> = h.jobs.iter().map(|j| j.segment).collect();
+    assert_eq!(segs, vec![Some(4), Some(2), None]);
+    assert!(h.summary().contains("--segment read from SubmitLine 1"));
+    assert!(h.summary().contains("(dropped) 1"));
+}
+
+#[test]
+fn gpu_sized_jobs_are_told_by_their_submit_line() {
+    let row = ran("50", "50", 2).replace("sbatch -N 2 --wrap true", "sbatch --gpus=8 --wrap a|b");
+    let h = read(&[&row]);
+    assert!(h.jobs[0].by_gpus);
+    assert_eq!(h.jobs[0].trays, 2);
+}
+
+#[test]
+fn eight_gpu_nodes_map_to_trays_by_gpus() {
+    let row = ran("60", "60", 2).replace("gres/gpu=8", "gres/gpu=16");
+    let opts = SacctOptions {
+        gpus_per_node: 8,
+        ..Default::default()
+    };
+    let h = parse(&export(&[&row]), &opts).unwrap();
+    assert_eq!(h.jobs[0].trays, 4);
+}
+
+#[test]
+fn partition_and_window_filters_are_counted() {
+    let early = gpu_job(
+        "70",
+        "2026-10-31T23:59:59",
+        "2026-11-01T00:00:01",
+        "2026-11-01T00:00:09",
+        8,
+        1,
+    );
+    let inside = gpu_job(
+        "71",
+        "2026-11-02T00:00:00",
+        "2026-11-02T00:00:01",
+        "2026-11-02T00:00:09",
+        8,
+        1,
+    );
+    let other = inside.replace("71|71|gpu", "72|72|h100");
+    let opts = SacctOptions {
+        partition: Some("gpu".into()),
+        since: fields::timestamp("2026-11-01T00:00:00").unwrap(),
+        ..Default::default()
+    };
+    let h = parse(&export(&[&early, &inside, &other]), &opts).unwrap();
+    assert_eq!(h.jobs.len(), 1);
+    assert_eq!(h.skipped[&Skip::OutsideWindow], 1);
+    assert_eq!(h.skipped[&Skip::OtherPartition], 1);
+}
+
+#[test]
+fn bad_input_is_an_error_naming_its_line() {
+    let err = |bytes: &[u8]| {
+        parse(bytes, &SacctOptions::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let good = ran("1", "1", 1);
+    let truncated = &good[..good.len() / 2];
+    assert!(
+        err(&export(&[&good, truncated])).starts_with("line 3: "),
+        "{}",
+        err(&export(&[&good, truncated]))
+    );
+    assert!(err(b"JobID|Frobs\n1|2\n").contains("`Frobs` is not a sacct field"));
+    assert!(err(b"JobID|Submit\n1|2\n").contains("lacks Start"));
+    let garbage = good.replace("gres/gpu=4", "gres/gpu=four");
+    assert!(
+        err(&export(&[&garbage])).starts_with("line 2: TRES"),
+        "{}",
+        err(&export(&[&garbage]))
+    );
+    let junk = good.replace("billing=144", "billing");
+    assert!(err(&export(&[&junk])).contains("is not name=count"));
+    let mut bytes = export(&[&good]);
+    bytes.extend_from_slice(b"2|2|gpu|\xff\n");
+    assert_eq!(err(&bytes), "line 3: not UTF-8 (byte 9)");
+    assert_eq!(err(b""), "line 1: empty: no header line");
+    let bad_time = good.replace("2026-11-01T10:00:01", "yesterday");
+    assert!(err(&export(&[&bad_time])).contains("Start: `yesterday` is not a time"));
+}
+
+#[test]
+fn epoch_times_read_like_iso_times() {
+    let iso = ran("1", "1", 1);
+    let s = fields::timestamp("2026-11-01T10:00:00").unwrap().unwrap();
+    let epoch = gpu_job(
+        "2",
+        &(s + 100).to_string(),
+        &(s + 101).to_string(),
+        &(s + 109).to_string(),
+        8,
+        1,
+    );
+    let h = read(&[&iso, &epoch]);
+    assert_eq!(h.workload()[1].submit, 100_000);
+}
+
+#[test]
+fn durations_read_every_form_sacct_prints() {
+    assert_eq!(fields::duration("00:00:07").unwrap(), 7);
+    assert_eq!(fields::duration("05:07").unwrap(), 307);
+    assert_eq!(fields::duration("2-01:00:00").unwrap(), 2 * 86_400 + 3600);
+    assert_eq!(fields::duration("00:01:02.345").unwrap(), 62);
+    assert!(fields::duration("1:99:00").is_err());
+    assert!(fields::duration("").is_err());
+}
+
+/// The real exports of the lab's job mix (tests/fixtures/sacct/README.md says which command
+/// made which row): the same jobs read the same on 24.11 and 26.05.
+#[test]
+fn the_labs_real_exports_read_the_same_on_both_series() {
+    let exports: [(&str, &[u8]); 4] = [
+        (
+            "24.11",
+            include_bytes!("../../../../tests/fixtures/sacct/lab-24.11.txt"),
+        ),
+        (
+            "26.05",
+            include_bytes!("../../../../tests/fixtures/sacct/lab-26.05.txt"),
+        ),
+        (
+            "24.11 -D",
+            include_bytes!("../../../../tests/fixtures/sacct/lab-24.11-no-duplicates.txt"),
+        ),
+        (
+            "26.05 -D",
+            include_bytes!("../../../../tests/fixtures/sacct/lab-26.05-no-duplicates.txt"),
+        ),
+    ];
+    for (series, bytes) in exports {
+        let h = parse(bytes, &SacctOptions::default()).unwrap();
+        let skipped = "skipped 8: still running (no end yet) 1, no GPUs in AllocTRES/ReqTRES 7";
+        assert!(h.summary().contains(skipped), "{series}: {}", h.summary());
+        let shape: Vec<(&str, usize, u64, bool)> = h
+            .jobs
+            .iter()
+            .map(|j| (j.id.as_str(), j.trays, j.limit_s, j.by_gpus))
+            .collect();
+        for expected in [
+            ("1", 2, 300, false),     // -N 2 --exclusive: every GPU of both trays
+            ("2", 2, 300, true),      // --gpus=8: NNodes 2
+            ("6", 1, 300, false),     // the hetjob's GPU component 5+1
+            ("14", 1, YEAR_S, false), // no --time: 525600 minutes
+            ("15", 2, 300, true),     // -n 8 --gpus-per-task=1: the count is left to Slurm
+            ("17", 1, 300, false),    // srun -N 1 --gpus=1
+        ] {
+            assert!(
+                shape.contains(&expected),
+                "{series}: {expected:?} not in {shape:?}"
+            );
+        }
+    }
+    let cancelled: [&[u8]; 2] = [
+        include_bytes!("../../../../tests/fixtures/sacct/lab-24.11-pending-cancelled.txt"),
+        include_bytes!("../../../../tests/fixtures/sacct/lab-26.05-pending-cancelled.txt"),
+    ];
+    for bytes in cancelled {
+        let h = parse(bytes, &SacctOptions::default()).unwrap();
+        assert_eq!(h.skipped.get(&Skip::NeverStarted), Some(&1));
+    }
+}
+
+#[test]
+fn accounting_tres_counts_the_total_not_the_total_plus_its_types() {
+    assert_eq!(
+        fields::tres_gpus("cpu=8,gres/gpu=8,gres/gpu:h100=8,node=1").unwrap(),
+        Some(8)
+    );
+    assert_eq!(
+        fields::tres_gpus("gres/gpu:a100=2,gres/gpu:h100=2").unwrap(),
+        Some(4)
+    );
+    assert_eq!(fields::tres_gpus("cpu=8,mem=1000M,node=1").unwrap(), None);
+    assert!(fields::tres_gpus("gres/gpu=1.5").is_err());
+}

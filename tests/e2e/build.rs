@@ -1,0 +1,29 @@
+//! The tests of one Slurm series differ from another's (26.05's `eval_action`, 25.05's
+//! topology.yaml): the lab's series (`SLURM_SERIES`, as scripts/test.sh and lab-up.sh name it;
+//! default 24.11) gives them the plugin's `cfg`s for that series.
+use std::env;
+
+include!("../../slurm-headers/series.rs");
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=SLURM_SERIES");
+    for cfg in ALL_CFGS {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
+    let name = env::var("SLURM_SERIES").unwrap_or_else(|_| "24.11".into());
+    let series = name
+        .split_once('.')
+        .and_then(|(major, minor)| Some((major.parse().ok()?, minor.parse().ok()?)))
+        .and_then(|(major, minor): (u32, u32)| {
+            SUPPORTED
+                .iter()
+                .find(|s| (s.major, s.minor) == (major, minor))
+        })
+        .unwrap_or_else(|| {
+            panic!("SLURM_SERIES={name}: not a Slurm series topology/nvl72 implements")
+        });
+    println!("cargo:rustc-env=NVL72_E2E_SERIES={name}");
+    for cfg in series.cfgs {
+        println!("cargo:rustc-cfg={cfg}");
+    }
+}
