@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Deserialize;
 
-use nvl72_engine::config::Policy;
+use nvl72_engine::config::{self, Policy};
 use nvl72_sim::calibration::Calibration;
 use nvl72_sim::failures::FailureModel;
 use nvl72_sim::job::HOUR;
@@ -114,24 +113,11 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The `[policy]` table of a topology.toml, or of a file that holds only that table.
+/// The `[policy]` table of a topology.toml, or of a file that holds only that table, checked
+/// as the plugin checks it.
 fn read_policy(path: &Path) -> Result<Policy, String> {
-    #[derive(Deserialize)]
-    struct PolicyOnly {
-        #[serde(default)]
-        policy: Policy,
-    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let value: toml::Value =
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let policy_only = match value.get("policy") {
-        Some(p) => toml::Value::Table([("policy".to_string(), p.clone())].into_iter().collect()),
-        None => toml::Value::Table(Default::default()),
-    };
-    policy_only
-        .try_into::<PolicyOnly>()
-        .map(|p| p.policy)
-        .map_err(|e| format!("{}: [policy]: {e}", path.display()))
+    config::parse_policy(&text, path).map_err(|e| e.to_string())
 }
 
 /// One progress bar per policy on stderr; hidden with `--quiet` or when stderr is no TTY.

@@ -29,7 +29,7 @@ mod tests;
 pub use block_conf::parse_block_conf;
 pub use diff::describe_changes;
 pub use switches::Switches;
-pub use toml_file::parse_toml;
+pub use toml_file::{parse_policy, parse_toml};
 
 /// Upper bound for `trays_per_rack`; far above any NVL rack, low enough that a typo cannot make
 /// us expand or allocate absurd amounts.

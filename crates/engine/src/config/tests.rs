@@ -649,3 +649,35 @@ proptest! {
         let _ = parse_block_conf(&text, file());
     }
 }
+
+/// The simulator's `--policy-file`: a topology.toml or only its `[policy]` table, checked as
+/// the plugin checks the table (unknown keys, flat partition names), racks not read.
+#[test]
+fn a_policy_file_is_checked_as_the_plugin_checks_its_policy() {
+    let policy = parse_policy(
+        "[policy]\nsegment_placement = \"spread\"\nprefer_degraded = false\n",
+        file(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(policy.segment_placement, SegmentPlacement::Spread);
+    assert!(!policy.prefer_degraded);
+    let whole = parse_policy(
+        &format!("[policy]\nlog_decisions = true\n{ONE_RACK}"),
+        file(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(whole.log_decisions);
+    assert_eq!(parse_policy("", file()).unwrap(), Policy::default());
+
+    let typo = parse_policy("[policy]\nsegment_placment = \"spread\"\n", file()).unwrap_err();
+    let shown = check_err(&typo, "/etc/slurm/topology.toml", Some(2), None);
+    assert!(shown.contains("segment_placment"), "{shown}");
+    let flat = parse_policy("[policy]\nflat_partitions = [\"admin,debug\"]\n", file()).unwrap_err();
+    let shown = check_err(
+        &flat,
+        "/etc/slurm/topology.toml",
+        Some(2),
+        Some("policy.flat_partitions"),
+    );
+    assert!(shown.contains("`,`"), "{shown}");
+}

@@ -49,19 +49,36 @@ struct RackToml {
     group: Option<String>,
 }
 
+/// A TOML or serde error as a `ConfigError` with its line.
+fn read_error(text: &str, file: &Path, e: toml::de::Error) -> ConfigError {
+    let line = e.span().map(|s| line_of(text, s.start));
+    // Syntax errors come as "what\nexpected ..."; keep both, on one line for the logs.
+    let message: Vec<&str> = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    ConfigError::new(file, line, None, message.join("; "))
+}
+
+/// The `[policy]` table of a topology.toml, or of a file that holds only that table (the
+/// simulator's `--policy-file`), checked as the plugin checks it and with lines in errors;
+/// anything outside the table (the racks) is not read.
+pub fn parse_policy(text: &str, file: &Path) -> Result<Policy, ConfigError> {
+    #[derive(Deserialize)]
+    struct PolicyOnly {
+        #[serde(default)]
+        policy: Policy,
+    }
+    let parsed: PolicyOnly = toml::from_str(text).map_err(|e| read_error(text, file, e))?;
+    check_flat_partitions(text, file)?;
+    Ok(parsed.policy)
+}
+
 /// Parses and validates a topology.toml; `file` is only used in errors and `Config::source`.
 pub fn parse_toml(text: &str, file: &Path) -> Result<Config, ConfigError> {
-    let parsed: FileToml = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        // Syntax errors come as "what\nexpected ..."; keep both, on one line for the logs.
-        let message: Vec<&str> = e
-            .message()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        ConfigError::new(file, line, None, message.join("; "))
-    })?;
+    let parsed: FileToml = toml::from_str(text).map_err(|e| read_error(text, file, e))?;
 
     let defaults = Config::default();
     let count = |value: &Option<Spanned<u32>>, default, max, field| match value {
