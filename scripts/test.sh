@@ -94,7 +94,8 @@ fi
 select_members() {
     if [ "$1" = "$(first_series)" ]; then members=(--workspace); else members=(-p topology_nvl72 -p nvl72-e2e); fi
 }
-first_series() { local s; for s in ${TEST_SERIES-24.11 26.05}; do echo "$s"; return; done; }
+# shellcheck disable=SC2086 # TEST_SERIES is a list
+first_series() { set -- ${TEST_SERIES-24.11 26.05}; echo "${1:-}"; }
 # other_series SERIES: the Debian series whose plugin SERIES' lab checks (nvl72 check --plugin).
 other_series() { case $1 in 24.11) echo 26.05 ;; *) echo 24.11 ;; esac; }
 # series_env SERIES: the environment of that series' lint, build and tests.

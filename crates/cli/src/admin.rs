@@ -12,19 +12,6 @@ use nvl72_admin::discover;
 use nvl72_admin::status::{self, gather};
 use nvl72_engine::config::{self, Config};
 
-/// The Slurm release the check is about: slurmctld's, else the installed one's, else the
-/// release this `nvl72` was built for (`SLURM_PIN` at build time, as for the plugin).
-fn checked_release(scontrol: &release::Scontrol) -> Option<release::Release> {
-    let built_for = option_env!("SLURM_PIN").unwrap_or("24.11.5");
-    scontrol
-        .running
-        .as_ref()
-        .ok()
-        .copied()
-        .or(scontrol.installed)
-        .or_else(|| release::Release::parse(built_for))
-}
-
 #[derive(Args)]
 pub struct StatusArgs {
     /// Directory holding topology.toml (or topology.conf) [default: $SLURM_CONF's
@@ -73,7 +60,11 @@ pub fn check(a: &CheckArgs) -> Result<i32, String> {
     input.gres_conf = a.gres_conf.clone();
     let scontrol = release::ask_scontrol();
     // 25.05 and later (the ctx interface) build their topologies from topology.yaml.
-    input.reads_topology_yaml = checked_release(&scontrol).is_some_and(|r| r.reads_topology_yaml());
+    // Without a running or installed Slurm: the release this `nvl72` was built for.
+    let built_for = release::Release::parse(option_env!("SLURM_PIN").unwrap_or("24.11.5"));
+    input.reads_topology_yaml = scontrol
+        .release_or(built_for)
+        .is_some_and(|r| r.reads_topology_yaml());
     input.release = Some(ReleaseInput {
         plugin: a.plugin.clone(),
         scontrol,

@@ -120,6 +120,19 @@ pub struct Scontrol {
     pub plugin_dir: Option<String>,
 }
 
+impl Scontrol {
+    /// The release a check is about: the one slurmctld runs, else the installed one (what a
+    /// restart runs), else `fallback` (for `nvl72`, the release it was built for).
+    pub fn release_or(&self, fallback: Option<Release>) -> Option<Release> {
+        self.running
+            .as_ref()
+            .ok()
+            .copied()
+            .or(self.installed)
+            .or(fallback)
+    }
+}
+
 /// What the release check needs; see [`super::CheckInput::release`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReleaseInput {

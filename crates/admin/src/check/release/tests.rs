@@ -451,3 +451,16 @@ fn topology_yaml_is_read_from_25_05_on() {
         assert_eq!(release(r).reads_topology_yaml(), reads, "{r}");
     }
 }
+
+#[test]
+fn the_checked_release_is_slurmctlds_else_the_installed_one_else_the_fallback() {
+    let dir = Path::new("/nonexistent");
+    let fallback = Some(release("24.11.5"));
+    let both = scontrol(Some("26.05.5"), Some("25.11.7"), dir);
+    assert_eq!(both.release_or(fallback), Some(release("26.05.5")));
+    let installed = scontrol(None, Some("25.11.7"), dir);
+    assert_eq!(installed.release_or(fallback), Some(release("25.11.7")));
+    let neither = scontrol(None, None, dir);
+    assert_eq!(neither.release_or(fallback), fallback);
+    assert_eq!(neither.release_or(None), None);
+}
