@@ -67,7 +67,7 @@ for entry in $PLUGINS; do
         [ -z "$(sl squeue -h -t PD -o %i)" ] && break
         sleep 1
     done
-    pid=$(cat "$LAB/var/run/slurmctld.pid")
+    read -r pid < "$LAB/var/run/slurmctld.pid"
     sl sdiag -r >/dev/null
     m0=$(thread_ns "$pid" sched_agent) b0=$(thread_ns "$pid" bckfl)
     # A slurmctld that holds its locks for long makes sbatch time out: counted, not fatal.

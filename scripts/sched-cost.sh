@@ -106,7 +106,7 @@ TCK=$(getconf CLK_TCK)
 
 lab_of()  { if [ "$1" = block ]; then echo "$LAB_BLOCK"; else echo "$LAB_NVL72"; fi; }
 sl()      { local lab=$1; shift; LAB=$lab "$HERE/sl" "$@"; }
-ctld_pid() { cat "$(lab_of "$1")/var/run/slurmctld.pid"; }
+ctld_pid() { local p; read -r p < "$(lab_of "$1")/var/run/slurmctld.pid"; echo "$p"; }   # first line: see Lab::live_pid
 # up PLUGIN [CLEAN]: lab-up.sh for that plugin's lab (output to OUT/lab-up.log)
 up() {
     local p=$1 c=${2:-0} port0 cport

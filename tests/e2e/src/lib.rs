@@ -444,11 +444,20 @@ impl Lab {
     }
 
     /// slurmctld's pid from its pid file, if that process is alive and runs in this lab's
-    /// chroot (the same check as lab-lib.sh's `alive`, so a stale pid file never matches a
-    /// foreign process).
+    /// chroot.
     pub fn ctld_pid(&self) -> Option<u32> {
-        let text = std::fs::read_to_string(self.dir.join("var/run/slurmctld.pid")).ok()?;
-        let pid: u32 = text.trim().parse().ok()?;
+        self.live_pid(&self.dir.join("var/run/slurmctld.pid"))
+    }
+
+    /// The pid on the first line of `pid_file`, if that process is alive and runs in this
+    /// lab's chroot (the same check as lab-lib.sh's `alive`, so a stale pid file never matches
+    /// a foreign process). Only the first line counts: after a reconfigure the new slurmctld
+    /// rewrites the file from its start without truncating it (update_pidfile in
+    /// daemonize.c), so a shorter pid after a pid wrap-around leaves the old one's tail on a
+    /// second line ("301\n1\n").
+    pub fn live_pid(&self, pid_file: &Path) -> Option<u32> {
+        let text = std::fs::read_to_string(pid_file).ok()?;
+        let pid: u32 = text.lines().next()?.trim().parse().ok()?;
         let root = std::fs::read_link(format!("/proc/{pid}/root")).ok()?;
         let ours = std::fs::canonicalize(self.dir.join("rootfs")).ok()?;
         (root == ours).then_some(pid)

@@ -87,10 +87,7 @@ impl Drop for Down<'_> {
 
 /// The backup's pid while it is alive in this lab's chroot.
 fn backup_pid(lab: &Lab) -> Option<u32> {
-    let text = std::fs::read_to_string(lab.dir.join("var/ctl2/run/slurmctld.pid")).ok()?;
-    let pid: u32 = text.trim().parse().ok()?;
-    let root = std::fs::read_link(format!("/proc/{pid}/root")).ok()?;
-    (root == std::fs::canonicalize(lab.dir.join("rootfs")).ok()?).then_some(pid)
+    lab.live_pid(&lab.dir.join("var/ctl2/run/slurmctld.pid"))
 }
 
 fn backup_log(lab: &Lab) -> String {
