@@ -7,17 +7,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde::Deserialize;
-
 use nvl72_sim::calibration::{
     self, ensembles, spread, Calibration, GroupError, Prediction, Replay,
 };
-use nvl72_sim::job::Job;
 use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::replay::report::ReplayReport;
 use nvl72_sim::scheduler::Backfill;
 
 use crate::choices::BackfillArg;
-use nvl72_sim::simulation::SimConfig;
 
 #[derive(Args)]
 pub struct CalibrateArgs {
@@ -38,38 +35,9 @@ pub struct CalibrateArgs {
     members: usize,
 }
 
-/// The parts of a replay report that calibration reads.
-#[derive(Deserialize)]
-struct Saved {
-    sim: SimConfig,
-    scale: f64,
-    tray_events: usize,
-    #[serde(default)]
-    slurm_settings: Option<String>,
-    /// When the replay ran (`YYYY-MM-DD`); older reports: the file's time.
-    #[serde(default)]
-    date: Option<String>,
-    stream: Vec<Job>,
-    policies: Vec<SavedPolicy>,
-}
-
-#[derive(Deserialize)]
-struct SavedPolicy {
-    policy: PolicyKind,
-    label: Option<String>,
-    occupancy_while_waiting: Option<f64>,
-    #[serde(default)]
-    usable_occupancy_while_waiting: Option<f64>,
-}
-
-fn read(path: &Path) -> Result<(Saved, String), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let saved: Saved = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: not a replay report with its stream (from `nvl72 replay --json` of this version): {e}",
-            path.display()
-        )
-    })?;
+/// A saved replay and when it ran (older reports: the file's time).
+fn read(path: &Path) -> Result<(ReplayReport, String), String> {
+    let saved = ReplayReport::read(path)?;
     let date = match &saved.date {
         Some(d) => d.clone(),
         None => {
@@ -84,7 +52,7 @@ fn read(path: &Path) -> Result<(Saved, String), String> {
 
 /// Predicts one saved replay again with the simulator as it is now: occupancy, and usable
 /// occupancy when its jobs paid their splits' slowdown.
-fn predict(path: &Path, saved: &Saved, members: usize) -> Result<Replay, String> {
+fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, String> {
     let real: Vec<(PolicyKind, f64, Option<f64>)> = saved
         .policies
         .iter()
@@ -169,7 +137,9 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         streams.entry(key).or_default().push(replays.len());
         dates.push(date);
-        settings.extend(saved.slurm_settings.clone());
+        if !saved.slurm_settings.is_empty() {
+            settings.push(saved.slurm_settings.clone());
+        }
         replays.push(replay);
     }
     let same: Vec<Vec<usize>> = streams.into_values().filter(|ids| ids.len() > 1).collect();

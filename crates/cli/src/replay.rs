@@ -31,6 +31,7 @@ use nvl72_sim::metrics::PolicyReport;
 use nvl72_sim::plot;
 use nvl72_sim::policy::{Placer, PolicyKind, SimRequest};
 use nvl72_sim::replay::observe::parse_log;
+use nvl72_sim::replay::report::{CloudEnds, CloudReport, ReplayReport};
 use nvl72_sim::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use nvl72_sim::replay::timeline::{report, Fidelity, Measure};
 use nvl72_sim::report::{describe_failures, RunReport, WorkloadInfo};
@@ -41,7 +42,6 @@ use super::workload::{workload_info, WorkloadArgs};
 
 mod cloud;
 mod lab;
-use cloud::CloudEnds;
 use lab::Lab;
 
 #[derive(Args)]
@@ -205,40 +205,6 @@ pub fn lab_bf_window(scale: f64) -> u64 {
     (24.0 * HOUR as f64 * scale).round() as u64
 }
 
-#[derive(Serialize)]
-struct ReplayReport {
-    workload: WorkloadInfo,
-    sim: SimConfig,
-    scale: f64,
-    real_minutes: f64,
-    jobs_left_out: usize,
-    tray_events: usize,
-    /// Real Slurm (labelled) then the simulator's prediction for the same stream.
-    policies: Vec<PolicyReport>,
-    /// The simulator's occupancy while jobs wait: the mean over [`ENSEMBLE`] tick phases, and
-    /// the range of the phases in points.
-    prediction: Vec<(PolicyKind, Option<(f64, f64)>)>,
-    fidelity: Vec<(Topo, Fidelity)>,
-    /// slurmctld's scheduling settings in every lab, which the prediction assumes.
-    slurm_settings: String,
-    /// The stream exactly as Slurm got it, in simulated time: `nvl72 calibrate` predicts it
-    /// again with a later simulator.
-    stream: Vec<Job>,
-    /// When the replay ran, `YYYY-MM-DD` (UTC).
-    date: String,
-    /// The labs' Slurm series.
-    series: String,
-    /// `--cloud`: what it measures, and the driver's ends per lab.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cloud: Option<CloudReport>,
-}
-
-#[derive(Serialize)]
-struct CloudReport {
-    note: &'static str,
-    ends: Vec<(Topo, CloudEnds)>,
-}
-
 /// `YYYY-MM-DD` of a time, UTC.
 pub fn day(t: std::time::SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()[..10].to_string()
@@ -372,14 +338,14 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         tray_events: schedule.tray_events.len(),
         policies: all,
         prediction: models.iter().copied().zip(prediction).collect(),
-        fidelity,
+        fidelity: by_name(fidelity),
         slurm_settings: SCHED_PARAMS.to_string(),
         stream: schedule.stream.clone(),
-        date: day(std::time::SystemTime::now()),
+        date: Some(day(std::time::SystemTime::now())),
         series: a.series.clone(),
         cloud: a.cloud.then_some(CloudReport {
-            note: CLOUD_NOTE,
-            ends,
+            note: CLOUD_NOTE.to_string(),
+            ends: by_name(ends),
         }),
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
@@ -397,6 +363,14 @@ type RealRuns = (
     Vec<(Topo, Fidelity)>,
     Vec<(Topo, CloudEnds)>,
 );
+
+/// Per-lab figures keyed by the topology plugin's name, as the report holds them.
+fn by_name<T>(per_lab: Vec<(Topo, T)>) -> Vec<(String, T)> {
+    per_lab
+        .into_iter()
+        .map(|(topo, x)| (topo.name().to_string(), x))
+        .collect()
+}
 
 /// One line on the driver's ends in a `--cloud` lab.
 fn describe_ends(topo: Topo, e: &CloudEnds) -> String {

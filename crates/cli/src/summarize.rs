@@ -1,8 +1,14 @@
-//! `nvl72 summarize`: the headline metrics of several `simulate --json` reports.
+//! `nvl72 summarize`: the headline metrics of several `simulate --json` (or `replay --json`)
+//! reports, read through the simulator's report types.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
+
+use nvl72_engine::idle::Cause;
+use nvl72_sim::metrics::PolicyReport;
+use nvl72_sim::report::RunReport;
+use nvl72_sim::verdict::{usable_line, Usable};
 
 #[derive(Args)]
 pub struct SummarizeArgs {
@@ -11,224 +17,203 @@ pub struct SummarizeArgs {
     files: Vec<PathBuf>,
 }
 
+/// One row: its name, the factor from the report's unit to the row's, and the figure.
+type Metric = (&'static str, f64, fn(&PolicyReport) -> Option<f64>);
+
+const METRICS: [Metric; 29] = [
+    ("usable occupancy while waiting %", 100.0, |p| {
+        p.usable_occupancy_while_waiting
+    }),
+    ("usable occupancy while submitting %", 100.0, |p| {
+        p.usable_occupancy_arrivals
+    }),
+    ("work split across racks %", 100.0, |p| p.split_work_share),
+    ("work cut inside a group %", 100.0, |p| {
+        p.misaligned_work_share
+    }),
+    ("mean slowdown of split runs", 1.0, |p| {
+        p.mean_slowdown_split
+    }),
+    ("runs past / killed at their limit", 1.0, |p| {
+        Some((p.overruns + p.timeouts) as f64)
+    }),
+    ("occupancy while waiting %", 100.0, |p| {
+        p.occupancy_while_waiting
+    }),
+    ("occupancy while submitting %", 100.0, |p| {
+        p.occupancy_arrivals
+    }),
+    ("stranded % of healthy GPUs", 100.0, |p| p.stranded_share),
+    ("idle: reserved % of healthy", 100.0, |p| {
+        idle_of(p, Cause::Reserved)
+    }),
+    ("idle: too few trays % of healthy", 100.0, |p| {
+        idle_of(p, Cause::TooFew)
+    }),
+    ("idle: other % of healthy", 100.0, |p| {
+        idle_of(p, Cause::Other)
+    }),
+    ("idle: rack set wait % of healthy", 100.0, |p| {
+        idle_of(p, Cause::RackSet)
+    }),
+    ("idle: failed trays % of healthy", 100.0, |p| {
+        idle_of(p, Cause::Failed)
+    }),
+    ("idle: whole-rack wait % of healthy", 100.0, |p| {
+        idle_of(p, Cause::WholeRack)
+    }),
+    ("idle: remainders % of healthy", 100.0, |p| {
+        idle_of(p, Cause::Remainder)
+    }),
+    ("small jobs in one rack %", 100.0, |p| {
+        p.small_jobs_in_one_rack.share
+    }),
+    ("GPU-sized jobs in one rack %", 100.0, |p| {
+        p.gpu_sized_in_one_rack.share
+    }),
+    ("segments in one rack %", 100.0, |p| {
+        p.segments_in_one_rack.share
+    }),
+    ("extra racks per large job", 1.0, |p| {
+        p.large_jobs_extra_racks
+    }),
+    ("large jobs' piece balance", 1.0, |p| {
+        p.large_jobs_piece_balance
+    }),
+    ("wait all jobs mean h", 1.0, |p| {
+        wait_of(p, "all", |w| w.mean_h)
+    }),
+    ("wait all jobs p95 h", 1.0, |p| {
+        wait_of(p, "all", |w| w.p95_h)
+    }),
+    ("wait 17-18 trays p95 h", 1.0, |p| {
+        wait_of(p, "17-18", |w| w.p95_h)
+    }),
+    ("wait 19-72 trays mean h", 1.0, |p| {
+        wait_of(p, "19-72", |w| w.mean_h)
+    }),
+    ("wait 19-72 trays p95 h", 1.0, |p| {
+        wait_of(p, "19-72", |w| w.p95_h)
+    }),
+    ("wait 144+ trays p95 h", 1.0, |p| {
+        wait_of(p, "144+", |w| w.p95_h)
+    }),
+    ("jobs held (killed > max-requeue)", 1.0, |p| {
+        Some(p.held as f64)
+    }),
+    ("decision p99 us", 1e-3, |p| {
+        p.decision_latency.map(|l| l.p99_ns as f64)
+    }),
+];
+
 /// The headline metrics of several reports: mean, and the range over the files.
 pub fn summarize(a: &SummarizeArgs) -> Result<(), String> {
-    use serde_json::Value;
-    let reports: Vec<Value> = a
-        .files
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))
-        })
-        .collect::<Result<_, String>>()?;
+    let reports: Vec<RunReport> = a.files.iter().map(|f| read(f)).collect::<Result<_, _>>()?;
     let first = &reports[0];
+    let failures = serde_json::to_value(first.sim.failures).map_err(|e| e.to_string())?;
     println!(
-        "{} jobs of `{}`, offered load {:.2}, {} racks, failures {}; {} run(s), mean (min-max)\n",
-        first["workload"]["jobs"],
-        first["workload"]["name"].as_str().unwrap_or("?"),
-        first["workload"]["offered_load"].as_f64().unwrap_or(0.0),
-        first["sim"]["racks"],
-        first["sim"]["failures"],
+        "{} jobs of `{}`, offered load {:.2}, {} racks, failures {failures}; {} run(s), mean (min-max)\n",
+        first.workload.jobs,
+        first.workload.name,
+        first.workload.offered_load,
+        first.sim.racks,
         reports.len()
     );
-    type Metric = (&'static str, f64, fn(&Value) -> Option<f64>);
-    let metrics: [Metric; 29] = [
-        ("usable occupancy while waiting %", 100.0, |p| {
-            p["usable_occupancy_while_waiting"].as_f64()
-        }),
-        ("usable occupancy while submitting %", 100.0, |p| {
-            p["usable_occupancy_arrivals"].as_f64()
-        }),
-        ("work split across racks %", 100.0, |p| {
-            p["split_work_share"].as_f64()
-        }),
-        ("work cut inside a group %", 100.0, |p| {
-            p["misaligned_work_share"].as_f64()
-        }),
-        ("mean slowdown of split runs", 1.0, |p| {
-            p["mean_slowdown_split"].as_f64()
-        }),
-        ("runs past / killed at their limit", 1.0, |p| {
-            Some(p["overruns"].as_f64()? + p["timeouts"].as_f64()?)
-        }),
-        ("occupancy while waiting %", 100.0, |p| {
-            p["occupancy_while_waiting"].as_f64()
-        }),
-        ("occupancy while submitting %", 100.0, |p| {
-            p["occupancy_arrivals"].as_f64()
-        }),
-        ("stranded % of healthy GPUs", 100.0, |p| {
-            p["stranded_share"].as_f64()
-        }),
-        ("idle: reserved % of healthy", 100.0, |p| {
-            idle_of(p, "reserved")
-        }),
-        ("idle: too few trays % of healthy", 100.0, |p| {
-            idle_of(p, "too-few")
-        }),
-        ("idle: other % of healthy", 100.0, |p| idle_of(p, "other")),
-        ("idle: rack set wait % of healthy", 100.0, |p| {
-            idle_of(p, "rack-set")
-        }),
-        ("idle: failed trays % of healthy", 100.0, |p| {
-            idle_of(p, "failed")
-        }),
-        ("idle: whole-rack wait % of healthy", 100.0, |p| {
-            idle_of(p, "whole-rack")
-        }),
-        ("idle: remainders % of healthy", 100.0, |p| {
-            idle_of(p, "remainder")
-        }),
-        ("small jobs in one rack %", 100.0, |p| {
-            p["small_jobs_in_one_rack"]["share"].as_f64()
-        }),
-        ("GPU-sized jobs in one rack %", 100.0, |p| {
-            p["gpu_sized_in_one_rack"]["share"].as_f64()
-        }),
-        ("segments in one rack %", 100.0, |p| {
-            p["segments_in_one_rack"]["share"].as_f64()
-        }),
-        ("extra racks per large job", 1.0, |p| {
-            p["large_jobs_extra_racks"].as_f64()
-        }),
-        ("large jobs' piece balance", 1.0, |p| {
-            p["large_jobs_piece_balance"].as_f64()
-        }),
-        ("wait all jobs mean h", 1.0, |p| wait_of(p, "all", "mean_h")),
-        ("wait all jobs p95 h", 1.0, |p| wait_of(p, "all", "p95_h")),
-        ("wait 17-18 trays p95 h", 1.0, |p| {
-            wait_of(p, "17-18", "p95_h")
-        }),
-        ("wait 19-72 trays mean h", 1.0, |p| {
-            wait_of(p, "19-72", "mean_h")
-        }),
-        ("wait 19-72 trays p95 h", 1.0, |p| {
-            wait_of(p, "19-72", "p95_h")
-        }),
-        ("wait 144+ trays p95 h", 1.0, |p| {
-            wait_of(p, "144+", "p95_h")
-        }),
-        ("jobs held (killed > max-requeue)", 1.0, |p| {
-            p["held"].as_f64()
-        }),
-        ("decision p99 us", 1e-3, |p| {
-            p["decision_latency"]["p99_ns"].as_f64()
-        }),
-    ];
-    // A report's column: its label (`slurm nvl72` in `replay` reports), else its policy.
-    let column = |p: &Value| -> Option<String> {
-        p["label"]
-            .as_str()
-            .or(p["policy"].as_str())
-            .map(String::from)
-    };
-    let policies: Vec<String> = first["policies"]
-        .as_array()
-        .map(|ps| ps.iter().filter_map(column).collect())
-        .unwrap_or_default();
-    if let Some(line) = summary_usable_line(&reports, &policies, &column) {
+    // A column per policy: its label (`slurm nvl72` in replay reports), else its policy.
+    let columns: Vec<String> = first.policies.iter().map(PolicyReport::name).collect();
+    if let Some(line) = summary_usable_line(&reports, &columns) {
         println!("{line}\n");
     }
-    println!("| metric | {} |", policies.join(" | "));
-    println!("|---|{}", "---|".repeat(policies.len()));
-    for (name, scale, get) in metrics {
-        let cells: Vec<String> = policies
+    println!("| metric | {} |", columns.join(" | "));
+    println!("|---|{}", "---|".repeat(columns.len()));
+    for (name, scale, get) in METRICS {
+        let cells: Vec<String> = columns
             .iter()
-            .map(|pol| {
-                let vals: Vec<f64> = reports
-                    .iter()
-                    .filter_map(|r| {
-                        r["policies"]
-                            .as_array()?
-                            .iter()
-                            .find(|p| column(p).as_deref() == Some(pol.as_str()))
-                            .and_then(get)
-                    })
-                    .map(|v| v * scale)
-                    .collect();
-                if vals.is_empty() {
-                    return "-".into();
-                }
-                let mean = vals.iter().sum::<f64>() / vals.len() as f64;
-                let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                if vals.len() == 1 || (hi - lo).abs() < 1e-9 {
-                    format!("{mean:.2}")
-                } else {
-                    format!("{mean:.2} ({lo:.2}-{hi:.2})")
-                }
-            })
+            .map(|col| cell(&figures(&reports, col, get, scale)))
             .collect();
         println!("| {name} | {} |", cells.join(" | "));
     }
     Ok(())
 }
 
+/// A `simulate --json` report; a replay report reads as one too (its workload, cluster and
+/// policies; the rest is left out).
+fn read(path: &Path) -> Result<RunReport, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One figure per report that has the column and the figure, scaled.
+fn figures(
+    reports: &[RunReport],
+    col: &str,
+    get: fn(&PolicyReport) -> Option<f64>,
+    scale: f64,
+) -> Vec<f64> {
+    reports
+        .iter()
+        .filter_map(|r| r.policies.iter().find(|p| p.name() == col).and_then(get))
+        .map(|v| v * scale)
+        .collect()
+}
+
+/// `mean (min-max)`, the mean alone when the runs agree, `-` without figures.
+fn cell(vals: &[f64]) -> String {
+    if vals.is_empty() {
+        return "-".into();
+    }
+    let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if vals.len() == 1 || (hi - lo).abs() < 1e-9 {
+        format!("{mean:.2}")
+    } else {
+        format!("{mean:.2} ({lo:.2}-{hi:.2})")
+    }
+}
+
 /// The verdict's usable line from the reports' means, when they price split jobs and have
 /// an nvl72 column.
-fn summary_usable_line(
-    reports: &[serde_json::Value],
-    policies: &[String],
-    column: &dyn Fn(&serde_json::Value) -> Option<String>,
-) -> Option<String> {
-    use nvl72_sim::verdict::{usable_line, Usable};
-    let first = &reports[0];
-    let slowdown = &first["sim"]["slowdown"];
-    if slowdown.is_null() {
+fn summary_usable_line(reports: &[RunReport], columns: &[String]) -> Option<String> {
+    let sim = &reports[0].sim;
+    if sim.slowdown.is_off() {
         return None; // priced nothing: usable equals occupancy
     }
-    let mean = |pol: &str| -> Option<f64> {
-        let vals: Vec<f64> = reports
-            .iter()
-            .filter_map(|r| {
-                r["policies"]
-                    .as_array()?
-                    .iter()
-                    .find(|p| column(p).as_deref() == Some(pol))?["usable_occupancy_while_waiting"]
-                    .as_f64()
-            })
-            .collect();
+    let mean = |name: &str| -> Option<f64> {
+        columns.iter().find(|c| c.as_str() == name)?;
+        let vals = figures(reports, name, |p| p.usable_occupancy_while_waiting, 1.0);
         (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
     };
-    let pick = |name: &str| {
-        policies
-            .iter()
-            .find(|p| p.as_str() == name)
-            .and_then(|p| mean(p))
-    };
-    let sim = &first["sim"];
-    let gpus = ["racks", "trays_per_rack", "gpus_per_tray"]
-        .iter()
-        .map(|k| sim[k].as_f64().unwrap_or(0.0))
-        .product::<f64>();
-    let failures: nvl72_sim::failures::FailureModel =
-        serde_json::from_value(sim["failures"].clone()).ok()?;
-    let described: nvl72_sim::slowdown::Slowdown = serde_json::from_value(slowdown.clone()).ok()?;
+    let gpus = (sim.racks * sim.trays_per_rack * sim.gpus_per_tray) as f64;
     Some(usable_line(&Usable {
-        ours: pick("nvl72")?,
-        naive: pick("naive"),
-        block: pick("block"),
-        healthy_gpus: gpus * (1.0 - failures.unavailability()),
+        ours: mean("nvl72")?,
+        naive: mean("naive"),
+        block: mean("block"),
+        healthy_gpus: gpus * (1.0 - sim.failures.unavailability()),
         band: None,
         band_is_usables: false,
-        model: format!("{} (means of {} runs)", described.describe(), reports.len()),
+        model: format!(
+            "{} (means of {} runs)",
+            sim.slowdown.describe(),
+            reports.len()
+        ),
     }))
 }
 
 /// One cause's share of the healthy GPUs in `idle_by_cause`.
-fn idle_of(p: &serde_json::Value, cause: &str) -> Option<f64> {
-    p["idle_by_cause"]
-        .as_array()?
+fn idle_of(p: &PolicyReport, cause: Cause) -> Option<f64> {
+    p.idle_by_cause
+        .as_ref()?
         .iter()
-        .find(|c| c["cause"] == cause)
-        .and_then(|c| c["share"].as_f64())
+        .find(|c| c.cause == cause)
+        .map(|c| c.share)
 }
 
-fn wait_of(p: &serde_json::Value, class: &str, key: &str) -> Option<f64> {
-    p["wait"]
-        .as_array()?
-        .iter()
-        .find(|w| w["class"] == class)
-        .and_then(|w| w[key].as_f64())
+/// A figure of one size class's wait (`all` for every job).
+fn wait_of(
+    p: &PolicyReport,
+    class: &str,
+    figure: fn(&nvl72_sim::metrics::ClassWait) -> f64,
+) -> Option<f64> {
+    p.wait.iter().find(|w| w.class == class).map(figure)
 }

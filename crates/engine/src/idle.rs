@@ -5,10 +5,10 @@
 //! order. It is the engine's, not the simulator's: `nvl72 status` gives live trays the same
 //! causes.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a free healthy tray stays idle while jobs wait: the first that applies, in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Cause {
     /// In the head job's backfill reservation.

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Times calls and counts them. When disabled it only counts, so runs stay bit-for-bit
 /// reproducible (the JSON then has no timing fields).
@@ -15,7 +15,7 @@ pub struct Latency {
 }
 
 /// Mean and percentiles of the timed calls, in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub calls: u64,
     pub mean_ns: f64,

@@ -60,7 +60,7 @@
 //! - **Queue wait**: total time a completed job spent queued, from submission to its final
 //!   start, re-queued periods included (run time lost to failures is not wait).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::job::{class_of, hours, Job, Millis, CLASSES};
 use super::latency::LatencySummary;
@@ -132,7 +132,7 @@ impl Price {
 }
 
 /// Slowdown and usable share of one group of runs (a communication class or a size class).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SlowdownRow {
     pub class: String,
     /// Starts, restarts included.
@@ -168,7 +168,7 @@ impl SlowdownSums {
 }
 
 /// `inside` out of `eligible`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Share {
     pub eligible: u64,
     pub inside: u64,
@@ -185,7 +185,7 @@ impl Share {
 }
 
 /// Queue wait of one size class, in hours.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassWait {
     pub class: String,
     pub jobs: usize,
@@ -195,7 +195,7 @@ pub struct ClassWait {
 }
 
 /// One point of the downsampled time series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SeriesPoint {
     /// Start of the bin, hours.
     pub t_h: f64,
@@ -206,7 +206,7 @@ pub struct SeriesPoint {
 }
 
 /// One cause's part of the idle GPUs while jobs wait.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IdleCause {
     pub cause: Cause,
     /// Time average over the waiting time, GPUs.
@@ -215,27 +215,38 @@ pub struct IdleCause {
     pub share: f64,
 }
 
-/// Everything measured for one policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Everything measured for one policy. A report saved by an older build, or a calibration
+/// fixture trimmed to what `nvl72 calibrate` reads, lacks fields: they read as zero or empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyReport {
     pub policy: PolicyKind,
     /// Set when the report is not the simulator's: `slurm nvl72` for a run in a real
     /// slurmctld (`nvl72 replay`) measured by the same definitions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    #[serde(default)]
     pub jobs: usize,
+    #[serde(default)]
     pub completed: usize,
+    #[serde(default)]
     pub rejected: usize,
     /// Killed by failures more often than `max_requeue`.
+    #[serde(default)]
     pub held: usize,
+    #[serde(default)]
     pub unfinished: usize,
     /// Trays that went down during the run (the same for every policy of a run).
+    #[serde(default)]
     pub tray_failures: u64,
     /// Runs killed by a tray failure (re-queued or held).
+    #[serde(default)]
     pub requeues: u64,
     /// GPU-hours of runs killed by tray failures.
+    #[serde(default)]
     pub lost_gpu_hours: f64,
+    #[serde(default)]
     pub makespan_h: f64,
+    #[serde(default)]
     pub waiting_h: f64,
     /// Work done at NVLink speed per healthy GPU while jobs waited: busy trays, each divided
     /// by its job's slowdown (module docs). The headline; equals occupancy when nothing pays.
@@ -248,14 +259,20 @@ pub struct PolicyReport {
     /// Mean slowdown of the starts on more than one rack.
     pub mean_slowdown_split: Option<f64>,
     /// `(smallest piece in trays, starts)` of the split starts.
+    #[serde(default)]
     pub smallest_piece_runs: Vec<(usize, u64)>,
     /// Per communication class that ran, then per size class that ran.
+    #[serde(default)]
     pub slowdown_by_comm: Vec<SlowdownRow>,
+    #[serde(default)]
     pub slowdown_by_size: Vec<SlowdownRow>,
     /// Lenient limits: runs stretched past their time limit that ran on.
+    #[serde(default)]
     pub overruns: u64,
     /// Strict limits: runs Slurm killed at their limit, and the GPU-hours they held.
+    #[serde(default)]
     pub timeouts: u64,
+    #[serde(default)]
     pub timeout_gpu_hours: f64,
     pub occupancy_while_waiting: Option<f64>,
     pub occupancy_arrivals: Option<f64>,
@@ -266,16 +283,22 @@ pub struct PolicyReport {
     /// `idle_gpus_while_waiting` split by cause (module docs); the parts add up to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_by_cause: Option<Vec<IdleCause>>,
+    #[serde(default)]
     pub small_jobs_in_one_rack: Share,
     /// The same for jobs sized by GPUs (`--gpus`, no `-N`), a subset of the small jobs.
+    #[serde(default)]
     pub gpu_sized_in_one_rack: Share,
+    #[serde(default)]
     pub segments_in_one_rack: Share,
     pub large_jobs_extra_racks: Option<f64>,
     pub large_jobs_piece_balance: Option<f64>,
     /// First row `all`, then one row per size class that had jobs.
+    #[serde(default)]
     pub wait: Vec<ClassWait>,
+    #[serde(default)]
     pub engine_calls: u64,
     pub decision_latency: Option<LatencySummary>,
+    #[serde(default)]
     pub series: Vec<SeriesPoint>,
     /// When each job completed, by job id (for tests and tools; not in the JSON).
     #[serde(skip)]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::failures::FailureModel;
 use super::metrics::{PolicyReport, Share};
@@ -10,7 +10,7 @@ use super::simulation::SimConfig;
 use super::slowdown::Limits;
 
 /// What was replayed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadInfo {
     /// `philly` or `synthetic`.
     pub name: String,
@@ -24,7 +24,7 @@ pub struct WorkloadInfo {
 }
 
 /// One `nvl72 simulate` run: its inputs and one report per policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub workload: WorkloadInfo,
     pub sim: SimConfig,

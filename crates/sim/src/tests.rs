@@ -92,6 +92,14 @@ fn the_same_seed_gives_the_same_json() {
 }
 
 #[test]
+fn a_report_reads_back_as_its_json() {
+    let json = run_json(9);
+    let read: RunReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(read.to_json(), json);
+    assert_eq!(read.policies.len(), PolicyKind::ALL.len());
+}
+
+#[test]
 fn a_requeued_job_restarts_from_scratch_behind_the_jobs_already_waiting() {
     // One rack whose trays fail about every 30 h and are back after 30 min: the 4-hour,
     // 18-tray job is killed again and again and restarts from scratch each time. Its first

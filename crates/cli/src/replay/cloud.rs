@@ -24,9 +24,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use nvl72_sim::replay::observe::{parse_log, What};
+use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::stretch::{factor_of_nodes, sleep_ms};
 use nvl72_sim::slowdown::{CommClass, Limits, Slowdown};
 
@@ -39,27 +38,6 @@ pub(super) const HELPER_PATH: &str = "/usr/local/lib/nvl72-replay-end-jobs.py";
 
 /// How often the log is read when no end is due sooner.
 const POLL: Duration = Duration::from_millis(50);
-
-/// What the ends cost and how late they came, for the report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CloudEnds {
-    /// Jobs ended by `slurm_complete_job`.
-    pub ended: usize,
-    /// Calls Slurm refused (the first few in `errors`).
-    pub failed: usize,
-    pub errors: Vec<String>,
-    /// Batches sent, each followed by one no-op node update (the scheduler kick).
-    pub batches: usize,
-    /// Kicks Slurm refused.
-    pub kicks_failed: usize,
-    /// Real milliseconds from an end's due time (start in the log + run time) to the reply
-    /// of its `slurm_complete_job`: mean, 99th percentile and max.
-    pub late_mean_ms: f64,
-    pub late_p99_ms: i64,
-    pub late_max_ms: i64,
-    /// Starts the driver read in the log.
-    pub starts_seen: usize,
-}
 
 /// A submitted job's run, as the driver times it.
 #[derive(Debug, Clone)]

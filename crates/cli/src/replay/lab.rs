@@ -11,11 +11,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use indicatif::ProgressBar;
 
 use nvl72_engine::hostlist;
+use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use nvl72_sim::replay::timeline::Observed;
 use nvl72_sim::slowdown::{Limits, Slowdown};
 
-use super::cloud::{CloudEnds, Ender, RunSpec};
+use super::cloud::{Ender, RunSpec};
 use super::{ReplayArgs, Topo, SCHED_PARAMS};
 
 pub(super) fn unix_ms() -> i64 {

@@ -2,12 +2,14 @@
 //! the job stream and the tray failures in time, [`observe`] reads what slurmctld did from
 //! its log, [`stretch`] prices a lab job's real nodes with the slowdown model, and
 //! [`timeline`] measures that with the simulator's own metrics so the real run
-//! and the simulator's prediction for the same stream sit side by side. The command and the
-//! driver that runs the labs are `replay.rs` and `replay_lab.rs` in the `nvl72` binary (`crates/cli`); the method is in docs/benchmarks.md ("Real
-//! Slurm").
+//! and the simulator's prediction for the same stream sit side by side, and [`report`] is
+//! the document that holds both. The command and the driver that runs the labs are
+//! `replay.rs` and `replay/lab.rs` in the `nvl72` binary (`crates/cli`); the method is in
+//! docs/benchmarks.md ("Real Slurm").
 #![forbid(unsafe_code)]
 
 pub mod observe;
+pub mod report;
 pub mod schedule;
 pub mod stretch;
 pub mod timeline;

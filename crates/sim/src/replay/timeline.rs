@@ -31,7 +31,7 @@ pub struct Observed {
 }
 
 /// Checks of the log against the schedule, for the report.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fidelity {
     /// Real milliseconds between the planned and the logged submission: mean and max.
     pub submit_late_mean_ms: f64,
