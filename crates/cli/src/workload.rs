@@ -36,7 +36,8 @@ pub enum Source {
 pub struct WorkloadArgs {
     /// `synthetic`; `philly [FILE]` (the Philly trace, data/ by default); `csv FILE`
     /// (`submit_s,gpus,runtime_s[,attempts]`); `sacct FILE` (a site's history, exported with
-    /// the README's sacct command)
+    /// the README's sacct command, or `-p`/`-P`/`--delimiter`, with steps or not, or
+    /// `sacct --json`; plain, gzip or zstd; `-` reads stdin)
     #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"], default_value = "synthetic")]
     workload: Vec<String>,
     /// Racks of 18 trays [default: 278 synthetic, 12 philly, csv: 12 or what its largest
@@ -321,12 +322,12 @@ impl WorkloadArgs {
                 let opts = self.sacct_options()?;
                 let history = sacct::read(path, &opts)?;
                 let summary = history.summary();
-                eprintln!("nvl72: {}: {summary}", path.display());
+                eprintln!("nvl72: {}: {summary}", sacct::input::name(path));
                 let mut jobs = history.workload();
                 jobs.truncate(self.jobs.unwrap_or(usize::MAX));
                 scale_sizes(&mut jobs, self.scale_sizes)?;
                 let details = json!({
-                    "sacct": path.display().to_string(),
+                    "sacct": sacct::input::name(path),
                     "read": summary,
                     "options": opts,
                     "scale_sizes": self.scale_sizes,

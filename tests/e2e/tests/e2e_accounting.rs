@@ -212,4 +212,102 @@ fn a_history_exported_with_sacct_reads_back_as_the_stream_that_ran() {
     let j = job(requeued);
     assert_eq!((j.trays, j.attempts, j.limit_s), (1, 2, 360), "{text}");
     assert!(j.runtime_s >= 3, "{j:?}");
+
+    // The same history in every other form sites export it in reads to the same jobs.
+    for (form, flags) in other_forms(&since) {
+        let mut args = vec!["sacct".to_string()];
+        args.extend(flags);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let bytes = lab.run(&args).into_bytes();
+        let read = sacct::parse(&bytes, &SacctOptions::default()).unwrap_or_else(|e| {
+            panic!(
+                "{form}: {e}
+{}",
+                String::from_utf8_lossy(&bytes)
+            )
+        });
+        assert_eq!(read.jobs, history.jobs, "{form}: {}", read.summary());
+        assert_eq!(read.skipped, history.skipped, "{form}: {}", read.summary());
+        if form == "sacct --json" {
+            // Packed as a site ships it, through stdin: the command line an admin runs.
+            let packed = ruzstd::encoding::compress_to_vec(
+                &bytes[..],
+                ruzstd::encoding::CompressionLevel::Fastest,
+            );
+            let summary = simulate_stdin(lab, &packed);
+            assert!(
+                summary
+                    .contains("nvl72: stdin: read 8 jobs (9 records, sacct --json, zstd), used 7"),
+                "{summary}"
+            );
+        }
+        if form == "with steps" {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, &bytes).unwrap();
+            let summary = simulate_stdin(lab, &gz.finish().unwrap());
+            assert!(
+                summary.contains("of them steps, gzip), used 7"),
+                "{summary}"
+            );
+        }
+    }
+}
+
+/// The export forms other than the README's: (name, sacct's arguments).
+fn other_forms(since: &str) -> Vec<(&'static str, Vec<String>)> {
+    let readme = export_command(since);
+    let format = readme.last().unwrap().clone();
+    let raw_to_formatted = format
+        .replace("ElapsedRaw", "Elapsed")
+        .replace("TimelimitRaw", "Timelimit");
+    let window = ["--allusers", "--duplicates", "--starttime", since].map(String::from);
+    let with = |flags: &[&str], format: &str| -> Vec<String> {
+        let mut v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        v.extend(window.iter().cloned());
+        v.push(format.to_string());
+        v
+    };
+    vec![
+        ("with steps", with(&["--parsable2", "--noconvert"], &format)),
+        ("-X -p", with(&["-X", "-p", "--noconvert"], &format)),
+        (
+            "--delimiter",
+            with(&["-X", "-P", "--delimiter=;", "--noconvert"], &format),
+        ),
+        ("converted units", with(&["-X", "-P"], &format)),
+        ("--units=G", with(&["-X", "-P", "--units=G"], &format)),
+        ("Elapsed and Timelimit", with(&["-P"], &raw_to_formatted)),
+        ("sacct --json", {
+            let mut v = vec!["--json".to_string()];
+            v.extend(window.iter().cloned());
+            v
+        }),
+    ]
+}
+
+/// What `nvl72 simulate --workload sacct -` prints on stderr with `bytes` on stdin.
+fn simulate_stdin(lab: &Lab, bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new(lab::nvl72())
+        .current_dir(&lab.repo)
+        .args([
+            "simulate",
+            "--workload",
+            "sacct",
+            "-",
+            "--racks",
+            "4",
+            "--quiet",
+            "--no-timing",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
 }

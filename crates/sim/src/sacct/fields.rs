@@ -184,14 +184,46 @@ impl Field {
 pub struct Header {
     pub columns: usize,
     index: HashMap<Field, usize>,
-    /// A submit line is free text and may hold `|`: as the last column it takes the rest.
+    /// `|` (`--parsable2`, `--parsable`) or what `--delimiter` set.
+    delimiter: String,
+    /// `--parsable` ends every line with the delimiter.
+    trailing: bool,
+    /// A submit line is free text and may hold the delimiter: as the last column it takes
+    /// the rest.
     submit_line_last: bool,
 }
 
 impl Header {
+    /// The header line of `sacct --parsable2`, `--parsable` or `--delimiter=D`: the
+    /// delimiter is what separates the first field name from the second.
     pub fn parse(line: &str) -> Result<Header, String> {
+        let first = line
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(line.len());
+        let rest = &line[first..];
+        let delimiter: String = rest
+            .chars()
+            .take_while(|c| !c.is_ascii_alphanumeric())
+            .collect();
+        if !rest.is_empty() && delimiter.bytes().all(|b| b == b' ') {
+            return Err(
+                "fixed-width sacct output, whose columns are cut at their width: export with --parsable2 (-P)"
+                    .into(),
+            );
+        }
+        let delimiter = if delimiter.is_empty() {
+            "|".into()
+        } else {
+            delimiter
+        };
+        let trailing = line.ends_with(delimiter.as_str());
+        let line = if trailing {
+            &line[..line.len() - delimiter.len()]
+        } else {
+            line
+        };
         let mut index = HashMap::new();
-        let names: Vec<&str> = line.split('|').collect();
+        let names: Vec<&str> = line.split(delimiter.as_str()).collect();
         for (i, name) in names.iter().enumerate() {
             let known = SACCT_FIELDS
                 .iter()
@@ -211,8 +243,18 @@ impl Header {
             columns: names.len(),
             submit_line_last: index.get(&Field::SubmitLine) == Some(&(names.len() - 1)),
             index,
+            delimiter,
+            trailing,
         };
         header.require()?;
+        if header.delimiter.contains(',')
+            && (header.has(Field::AllocTres) || header.has(Field::ReqTres))
+        {
+            return Err(format!(
+                "the delimiter `{}` also separates TRES items (AllocTRES, ReqTRES): export with --parsable2 or another --delimiter",
+                header.delimiter
+            ));
+        }
         Ok(header)
     }
 
@@ -247,15 +289,28 @@ impl Header {
 
     /// Splits a data line into its columns; an error when it has too few or too many.
     pub fn split<'a>(&self, line: &'a str) -> Result<Vec<&'a str>, String> {
-        let mut cells: Vec<&str> = line.split('|').collect();
+        let d = self.delimiter.as_str();
+        let line = match line.strip_suffix(d) {
+            Some(l) if self.trailing => l,
+            _ => line,
+        };
+        let mut cells: Vec<&str> = line.split(d).collect();
         if cells.len() > self.columns && self.submit_line_last {
-            let start: usize = cells[..self.columns - 1].iter().map(|c| c.len() + 1).sum();
+            let start: usize = cells[..self.columns - 1]
+                .iter()
+                .map(|c| c.len() + d.len())
+                .sum();
             cells.truncate(self.columns - 1);
             cells.push(&line[start..]);
         }
         if cells.len() != self.columns {
+            let why = if d == "|" {
+                "a truncated or garbled line?".to_string()
+            } else {
+                format!("a truncated line, or the delimiter `{d}` inside a value?")
+            };
             return Err(format!(
-                "{} fields, but the header has {} (a truncated or garbled line?)",
+                "{} fields, but the header has {} ({why})",
                 cells.len(),
                 self.columns
             ));

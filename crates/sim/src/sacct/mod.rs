@@ -1,22 +1,28 @@
 //! A site's job history from Slurm accounting as a workload: what
-//! `sacct --allocations --parsable2 --noconvert ...` exports (the README has the command).
-//! Fields are found by the header line, in any order. Every record is used or skipped for a
-//! counted reason ([`History::summary`]); a line that cannot be read is an error naming it.
+//! `sacct --allocations --parsable2 --noconvert ...` exports (the README has the command),
+//! and the other common forms: with steps, `--parsable`, any `--delimiter`, converted units,
+//! `sacct --json`; plain, gzip or zstd; a file or stdin ([`input`]). Text fields are found
+//! by the header line, in any order (`text.rs`); JSON by name (`json.rs`). Every record is used
+//! or skipped for a counted reason ([`History::summary`]); a record that cannot be read is an
+//! error naming its line.
 
 mod fields;
 #[cfg(test)]
+mod form_tests;
+pub mod input;
+mod json;
+#[cfg(test)]
 mod tests;
+mod text;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::job::{Job, SECOND};
 pub use fields::timestamp;
-use fields::{
-    duration, job_kind, limit, seconds, tres_gpus, Field, Header, JobKind, Limit, SubmitLine,
-};
+use fields::{JobKind, Limit, SubmitLine};
 
 /// Backfill plans an unlimited job as running this long (Slurm's `YEAR_SECONDS`).
 const YEAR_S: u64 = 365 * 24 * 3600;
@@ -56,7 +62,6 @@ pub enum Skip {
     NoGpus,
     OtherPartition,
     OutsideWindow,
-    Step,
 }
 
 impl Skip {
@@ -67,7 +72,6 @@ impl Skip {
             Skip::NoGpus => "no GPUs in AllocTRES/ReqTRES",
             Skip::OtherPartition => "another partition",
             Skip::OutsideWindow => "submitted outside the window",
-            Skip::Step => "steps (export with --allocations)",
         }
     }
 }
@@ -131,15 +135,28 @@ pub struct HistoryJob {
 pub struct History {
     /// In submit order.
     pub jobs: Vec<HistoryJob>,
-    /// Data lines read.
+    /// Records read: data lines, or jobs of `sacct --json`.
     pub records: usize,
-    /// Jobs (records of one `JobIDRaw`, or step records) read.
+    /// Of those, step records (an export without `--allocations`): not jobs.
+    pub steps: usize,
+    /// Jobs (the records of one `JobIDRaw`) read.
     pub read: usize,
     pub skipped: BTreeMap<Skip, usize>,
     pub notes: BTreeMap<Note, usize>,
+    /// What the export was written in, for the summary.
+    pub form: Option<Form>,
 }
 
-/// A line that cannot be read.
+/// How an export was written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Form {
+    /// `sacct --json`, else text.
+    pub json: bool,
+    /// `gzip`, `zstd`, or none.
+    pub packing: Option<&'static str>,
+}
+
+/// A record that cannot be read, and the line it starts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SacctError {
     pub line: usize,
@@ -152,7 +169,7 @@ impl std::fmt::Display for SacctError {
     }
 }
 
-/// One data line, read.
+/// One record (a data line, or a job of `sacct --json`), read.
 #[derive(Debug, Clone)]
 struct Record {
     id: String,
@@ -170,125 +187,76 @@ struct Record {
     submit_line: SubmitLine,
 }
 
+/// Reads an export: a file, or stdin for `-`; text or JSON, plain or compressed.
 pub fn read(path: &Path, opts: &SacctOptions) -> Result<History, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse(&bytes, opts).map_err(|e| format!("{}: {e}", path.display()))
+    let name = input::name(path);
+    let input = input::open(path).map_err(|e| format!("{name}: {e}"))?;
+    from_input(input, opts).map_err(|e| format!("{name}: {e}"))
 }
 
+/// [`read`] on bytes in memory.
 pub fn parse(bytes: &[u8], opts: &SacctOptions) -> Result<History, SacctError> {
-    let mut lines = bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, l)| {
-            let l = l.strip_suffix(b"\r").unwrap_or(l);
-            std::str::from_utf8(l)
-                .map(|s| (i + 1, s))
-                .map_err(|e| SacctError {
-                    line: i + 1,
-                    message: format!("not UTF-8 (byte {})", e.valid_up_to() + 1),
-                })
-        })
-        .filter(|l| !matches!(l, Ok((_, s)) if s.trim().is_empty()));
-    let (hline, htext) = match lines.next() {
-        Some(l) => l?,
-        None => {
-            return Err(SacctError {
-                line: 1,
-                message: "empty: no header line".into(),
-            })
-        }
-    };
-    let header = Header::parse(htext.trim_end()).map_err(|message| SacctError {
-        line: hline,
-        message,
-    })?;
-    if opts.partition.is_some() && !header.has(Field::Partition) {
-        return Err(SacctError {
-            line: hline,
-            message: "--partition needs the Partition field in the export".into(),
-        });
+    let input = input::detect(Box::new(std::io::Cursor::new(bytes.to_vec())))
+        .map_err(|message| SacctError { line: 1, message })?;
+    from_input(input, opts)
+}
+
+fn from_input(mut input: input::Input, opts: &SacctOptions) -> Result<History, SacctError> {
+    let mut jobs = Collector::default();
+    match input.format {
+        input::Format::Text => text::read(&mut input.reader, opts, &mut jobs)?,
+        input::Format::Json => json::read(&mut input.reader, &mut jobs)?,
     }
-    let mut history = History::default();
-    // Records of one job in order of first appearance (`--duplicates` gives one per run).
-    let mut groups: Vec<Vec<Record>> = Vec::new();
-    let mut by_id: BTreeMap<String, usize> = BTreeMap::new();
-    for l in lines {
-        let (line, text) = l?;
-        let record = record(&header, text).map_err(|message| SacctError { line, message })?;
-        history.records += 1;
-        let slot = *by_id.entry(record.id.clone()).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[slot].push(record);
-    }
-    history.read = groups.len();
-    for group in &groups {
-        match job(group, opts, &mut history.notes) {
-            Ok(j) => history.jobs.push(j),
-            Err(why) => *history.skipped.entry(why).or_default() += 1,
-        }
-    }
-    history.jobs.sort_by_key(|j| j.submit);
+    let mut history = jobs.finish(opts);
+    history.form = Some(Form {
+        json: input.format == input::Format::Json,
+        packing: input.packing.describe(),
+    });
     Ok(history)
 }
 
-fn record(h: &Header, text: &str) -> Result<Record, String> {
-    let cells = h.split(text)?;
-    let get = |f: Field| h.get(&cells, f).map(str::trim);
-    let field = |f: Field, e: String| format!("{}: {e}", f.name());
-    let id = get(Field::JobIdRaw)
-        .filter(|s| !s.is_empty())
-        .or(get(Field::JobId))
-        .unwrap_or_default()
-        .to_string();
-    let kind = job_kind(get(Field::JobId).unwrap_or(&id))?;
-    let time = |f: Field| get(f).map_or(Ok(None), |s| timestamp(s).map_err(|e| field(f, e)));
-    let submit = time(Field::Submit)?;
-    let start = time(Field::Start)?;
-    let end = time(Field::End)?;
-    let ran_s = match (get(Field::ElapsedRaw), get(Field::Elapsed)) {
-        _ if start.is_none() => None,
-        _ if h.has(Field::End) && end.is_none() => None,
-        (Some(raw), _) => Some(seconds(raw).map_err(|e| field(Field::ElapsedRaw, e))?),
-        (None, Some(e)) => Some(duration(e).map_err(|e| field(Field::Elapsed, e))?),
-        (None, None) => match (start, end) {
-            (Some(s), Some(e)) => Some(e.saturating_sub(s).max(0) as u64),
-            _ => None,
-        },
-    };
-    let limit = match (get(Field::TimelimitRaw), get(Field::Timelimit)) {
-        (Some(raw), _) => limit(raw, true)?,
-        (None, Some(l)) => limit(l, false)?,
-        (None, None) => unreachable!("the header requires a time limit"),
-    };
-    let count = |f: Field| -> Result<Option<u64>, String> {
-        match get(f) {
-            None | Some("") => Ok(None),
-            Some(v) => v
-                .parse()
-                .map(Some)
-                .map_err(|_| field(f, format!("`{v}` is not a whole number"))),
+/// The records of each job in order of first appearance (`--duplicates` gives one per run).
+#[derive(Default)]
+struct Collector {
+    records: usize,
+    /// Step records (`123.batch`, `123.0`): counted, never read further.
+    steps: usize,
+    groups: Vec<Vec<Record>>,
+    by_id: HashMap<String, usize>,
+}
+
+impl Collector {
+    fn step(&mut self) {
+        self.records += 1;
+        self.steps += 1;
+    }
+
+    fn add(&mut self, record: Record) {
+        self.records += 1;
+        let next = self.groups.len();
+        let slot = *self.by_id.entry(record.id.clone()).or_insert(next);
+        if slot == next {
+            self.groups.push(Vec::new());
         }
-    };
-    let alloc = get(Field::AllocTres).map_or(Ok(None), tres_gpus)?;
-    let req = get(Field::ReqTres).map_or(Ok(None), tres_gpus)?;
-    Ok(Record {
-        id,
-        kind,
-        partition: get(Field::Partition).map(String::from),
-        submit,
-        start,
-        ran_s,
-        limit,
-        nnodes: count(Field::NNodes)?,
-        gpus: alloc.filter(|&g| g > 0).or(req),
-        restarts: count(Field::Restarts)?.unwrap_or(0).min(u32::MAX as u64) as u32,
-        segment: count(Field::SegmentSize)?.filter(|&k| k > 0),
-        submit_line: get(Field::SubmitLine)
-            .map(SubmitLine::parse)
-            .unwrap_or_default(),
-    })
+        self.groups[slot].push(record);
+    }
+
+    fn finish(self, opts: &SacctOptions) -> History {
+        let mut history = History {
+            records: self.records,
+            steps: self.steps,
+            read: self.groups.len(),
+            ..History::default()
+        };
+        for group in &self.groups {
+            match job(group, opts, &mut history.notes) {
+                Ok(j) => history.jobs.push(j),
+                Err(why) => *history.skipped.entry(why).or_default() += 1,
+            }
+        }
+        history.jobs.sort_by_key(|j| j.submit);
+        history
+    }
 }
 
 /// One job from its records (several with `--duplicates`: one per run), or why not.
@@ -299,10 +267,8 @@ fn job(
 ) -> Result<HistoryJob, Skip> {
     let last = records.last().expect("a group has a record");
     let mut note = |n: Note| *notes.entry(n).or_default() += 1;
-    match last.kind {
-        JobKind::Step => return Err(Skip::Step),
-        JobKind::ArrayPending => return Err(Skip::NeverStarted),
-        _ => {}
+    if last.kind == JobKind::ArrayPending {
+        return Err(Skip::NeverStarted);
     }
     let runs: Vec<&Record> = records.iter().filter(|r| r.start.is_some()).collect();
     let Some(&final_run) = runs.last() else {
@@ -399,10 +365,20 @@ impl History {
     /// "read N jobs (R records), used M, skipped K: reasons; notes".
     pub fn summary(&self) -> String {
         let skipped: usize = self.skipped.values().sum();
+        let mut records = format!("{} records", self.records);
+        if self.steps > 0 {
+            records += &format!(", {} of them steps", self.steps);
+        }
+        let form = self.form.unwrap_or_default();
+        if form.json {
+            records += ", sacct --json";
+        }
+        if let Some(p) = form.packing {
+            records += &format!(", {p}");
+        }
         let mut out = format!(
-            "read {} jobs ({} records), used {}, skipped {}",
+            "read {} jobs ({records}), used {}, skipped {}",
             self.read,
-            self.records,
             self.jobs.len(),
             skipped
         );

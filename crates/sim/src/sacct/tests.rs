@@ -72,15 +72,16 @@ fn every_record_is_used_or_skipped_for_a_counted_reason() {
     let pending = "9|9|gpu|2026-11-01T10:00:00|None|2026-11-01T10:05:00|0|10|CANCELLED by 0|1||cpu=1,gres/gpu=4,node=1|0|sbatch -N 1";
     let running = "10|10|gpu|2026-11-01T10:00:00|2026-11-01T10:00:01|Unknown|30|10|RUNNING|1|gres/gpu=4,node=1|gres/gpu=4,node=1|0|sbatch";
     let cpu = "11|11|cpu|2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8|10|COMPLETED|1|cpu=2,node=1|cpu=2,node=1|0|sbatch -p cpu";
-    let step = "12.batch|12.batch||2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8|10|COMPLETED|1|cpu=2,node=1||0|";
+    // A step's limit is empty by nature: it is counted, not read.
+    let step = "12.batch|12.batch||2026-11-01T10:00:00|2026-11-01T10:00:01|2026-11-01T10:00:09|8||COMPLETED|1|cpu=2,node=1||0|";
     let array_pending = "13_[2-5]|13|gpu|2026-11-01T10:00:00|None|Unknown|0|10|PENDING|1||gres/gpu=4,node=1|0|sbatch --array=1-5";
     let used = ran("14", "14", 1);
     let h = read(&[pending, running, cpu, step, array_pending, &used]);
     assert_eq!(h.jobs.len(), 1);
     assert_eq!(
         h.summary(),
-        "read 6 jobs (6 records), used 1, skipped 5: never started 2, still running (no end yet) 1, \
-         no GPUs in AllocTRES/ReqTRES 1, steps (export with --allocations) 1"
+        "read 5 jobs (6 records, 1 of them steps), used 1, skipped 4: never started 2, \
+         still running (no end yet) 1, no GPUs in AllocTRES/ReqTRES 1"
     );
 }
 
@@ -253,28 +254,40 @@ fn durations_read_every_form_sacct_prints() {
 }
 
 /// The real exports of the lab's job mix (tests/fixtures/sacct/README.md says which command
-/// made which row): the same jobs read the same on 24.11 and 26.05.
+/// made which row; `jobs-<series>.txt` which job id each got): the same jobs read the same on
+/// 24.11 and 26.05.
 #[test]
 fn the_labs_real_exports_read_the_same_on_both_series() {
-    let exports: [(&str, &[u8]); 4] = [
+    let exports: [(&str, &[u8], &str); 4] = [
         (
             "24.11",
             include_bytes!("../../../../tests/fixtures/sacct/lab-24.11.txt"),
+            include_str!("../../../../tests/fixtures/sacct/jobs-24.11.txt"),
         ),
         (
             "26.05",
             include_bytes!("../../../../tests/fixtures/sacct/lab-26.05.txt"),
+            include_str!("../../../../tests/fixtures/sacct/jobs-26.05.txt"),
         ),
         (
             "24.11 -D",
             include_bytes!("../../../../tests/fixtures/sacct/lab-24.11-no-duplicates.txt"),
+            include_str!("../../../../tests/fixtures/sacct/jobs-24.11.txt"),
         ),
         (
             "26.05 -D",
             include_bytes!("../../../../tests/fixtures/sacct/lab-26.05-no-duplicates.txt"),
+            include_str!("../../../../tests/fixtures/sacct/jobs-26.05.txt"),
         ),
     ];
-    for (series, bytes) in exports {
+    for (series, bytes, submitted) in exports {
+        let id_of = |command: &str| -> String {
+            submitted
+                .lines()
+                .find_map(|l| l.split_once('\t').filter(|(_, c)| *c == command))
+                .map(|(id, _)| id.to_string())
+                .unwrap_or_else(|| panic!("{series}: `{command}` not in jobs-*.txt"))
+        };
         let h = parse(bytes, &SacctOptions::default()).unwrap();
         let skipped = "skipped 8: still running (no end yet) 1, no GPUs in AllocTRES/ReqTRES 7";
         assert!(h.summary().contains(skipped), "{series}: {}", h.summary());
@@ -283,14 +296,37 @@ fn the_labs_real_exports_read_the_same_on_both_series() {
             .iter()
             .map(|j| (j.id.as_str(), j.trays, j.limit_s, j.by_gpus))
             .collect();
-        for expected in [
-            ("1", 2, 300, false),     // -N 2 --exclusive: every GPU of both trays
-            ("2", 2, 300, true),      // --gpus=8: NNodes 2
-            ("6", 1, 300, false),     // the hetjob's GPU component 5+1
-            ("14", 1, YEAR_S, false), // no --time: 525600 minutes
-            ("15", 2, 300, true),     // -n 8 --gpus-per-task=1: the count is left to Slurm
-            ("17", 1, 300, false),    // srun -N 1 --gpus=1
+        let hetjob = "sbatch --parsable -N 1 --time=5 --wrap sleep 3 : -N 1 --gpus=4 --time=5";
+        // The hetjob's GPU component `+1` runs under the next raw id.
+        let gpu_component = (id_of(hetjob).parse::<u32>().unwrap() + 1).to_string();
+        for (id, expected) in [
+            // -N 2 --exclusive: every GPU of both trays
+            (
+                id_of("sbatch --parsable -N 2 --exclusive --time=5 --wrap sleep 3"),
+                (2, 300, false),
+            ),
+            // --gpus=8: NNodes 2
+            (
+                id_of("sbatch --parsable --gpus=8 --time=5 --wrap sleep 3"),
+                (2, 300, true),
+            ),
+            (gpu_component, (1, 300, false)),
+            // no --time: 525600 minutes
+            (
+                id_of("sbatch --parsable -N 1 --gpus=2 --wrap sleep 2"),
+                (1, YEAR_S, false),
+            ),
+            // -n 8 --gpus-per-task=1: the count is left to Slurm
+            (
+                id_of("sbatch --parsable -n 8 --gpus-per-task=1 --time=5 --wrap sleep 3"),
+                (2, 300, true),
+            ),
+            (
+                id_of("srun -N 1 --gpus=1 --time=5 sh -c 'echo $SLURM_JOB_ID'"),
+                (1, 300, false),
+            ),
         ] {
+            let expected = (id.as_str(), expected.0, expected.1, expected.2);
             assert!(
                 shape.contains(&expected),
                 "{series}: {expected:?} not in {shape:?}"
@@ -319,4 +355,112 @@ fn accounting_tres_counts_the_total_not_the_total_plus_its_types() {
     );
     assert_eq!(fields::tres_gpus("cpu=8,mem=1000M,node=1").unwrap(), None);
     assert!(fields::tres_gpus("gres/gpu=1.5").is_err());
+}
+
+/// Every form the labs' sacct exported the job mix in (tests/fixtures/sacct/README.md,
+/// "Export forms") reads to the jobs of the README's export, on both series.
+#[test]
+fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
+    macro_rules! forms {
+        ($series:literal) => {
+            [
+                (
+                    "steps",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-steps.txt"
+                    ))[..],
+                ),
+                (
+                    "parsable",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-parsable.txt"
+                    ))[..],
+                ),
+                (
+                    "delimiter",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-delimiter.txt"
+                    ))[..],
+                ),
+                (
+                    "converted",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-converted.txt"
+                    ))[..],
+                ),
+                (
+                    "units",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-units.txt"
+                    ))[..],
+                ),
+                (
+                    "formatted",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-formatted.txt"
+                    ))[..],
+                ),
+                (
+                    "json",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        ".json"
+                    ))[..],
+                ),
+                (
+                    "steps.txt.gz",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        "-steps.txt.gz"
+                    ))[..],
+                ),
+                (
+                    "json.zst",
+                    &include_bytes!(concat!(
+                        "../../../../tests/fixtures/sacct/lab-",
+                        $series,
+                        ".json.zst"
+                    ))[..],
+                ),
+            ]
+        };
+    }
+    type Forms = [(&'static str, &'static [u8]); 9];
+    let series: [(&str, &[u8], Forms); 2] = [
+        (
+            "24.11",
+            include_bytes!("../../../../tests/fixtures/sacct/lab-24.11.txt"),
+            forms!("24.11"),
+        ),
+        (
+            "26.05",
+            include_bytes!("../../../../tests/fixtures/sacct/lab-26.05.txt"),
+            forms!("26.05"),
+        ),
+    ];
+    let opts = SacctOptions::default();
+    for (name, readme, forms) in series {
+        let expected = parse(readme, &opts).unwrap();
+        assert!(expected.jobs.len() >= 10, "{name}: {}", expected.summary());
+        for (form, bytes) in forms {
+            let h = parse(bytes, &opts).unwrap_or_else(|e| panic!("{name} {form}: {e}"));
+            assert_eq!(h.jobs, expected.jobs, "{name} {form}: {}", h.summary());
+            assert_eq!(h.read, expected.read, "{name} {form}: {}", h.summary());
+            assert_eq!(h.skipped, expected.skipped, "{name} {form}");
+        }
+    }
 }
