@@ -22,7 +22,7 @@ use super::block::{self, BlockConfig};
 use super::job::{Job, Millis, MINUTE};
 use super::latency::Latency;
 use crate::config::{EndTime, MultiRack, Policy, Switches};
-use crate::model::{Capacity, ClusterView, Topology, Tray};
+use crate::model::{ClusterView, Topology};
 use crate::placement::{self, JobRequest, RackLimit, Reject};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -355,12 +355,13 @@ impl Placer {
         let trays = ask.trays;
         match &mut self.kind {
             Kind::Nvl72 { topo, view, spill } => {
+                // Only offered/allocated differ from `Tray::free` (the view starts all free):
+                // writing the trays whose state changed is enough.
                 for (tray, &f) in view.trays.iter_mut().zip(free) {
-                    *tray = Tray {
-                        offered: f,
-                        allocated: !f,
-                        ..Tray::free(Capacity::GB200_TRAY)
-                    };
+                    if tray.offered != f {
+                        tray.offered = f;
+                        tray.allocated = !f;
+                    }
                 }
                 // The best choice; within a flexible set Slurm takes the first trays that
                 // hold the job (exclusive 4-GPU trays: exactly `trays` of them).
