@@ -10,6 +10,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nvl72_engine::config::{self, Policy};
 use nvl72_sim::calibration::Calibration;
 use nvl72_sim::failures::FailureModel;
+use nvl72_sim::html::Page;
 use nvl72_sim::job::HOUR;
 use nvl72_sim::plot;
 use nvl72_sim::policy::PolicyKind;
@@ -44,6 +45,10 @@ pub struct SimulateArgs {
     /// Write occupancy and queue length over time as SVG
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Write the report to forward as one HTML file that reads offline: the verdict, what
+    /// was run (this command, the input's summary), the table and the plot
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
     /// Do not time placement calls (the JSON is then identical for equal seeds)
     #[arg(long)]
     no_timing: bool,
@@ -91,26 +96,48 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), String> {
     };
     let margin = calibration.as_ref().and_then(|c| c.margin(with_failures));
     let usable_margin = calibration.and_then(|c| c.usable_margin(with_failures));
-    if let Some(v) = verdict(&report, margin, usable_margin) {
+    let verdict = verdict(&report, margin, usable_margin);
+    if let Some(v) = &verdict {
         println!("{v}");
     }
     print!("{}", report.to_table());
     if let Some(path) = &a.json {
         write_file(path, report.to_json())?;
     }
+    let w = &report.workload;
+    let title = format!(
+        "{} ({} jobs, load {:.2}) on {} racks, failures: {}",
+        w.name,
+        w.jobs,
+        w.offered_load,
+        racks,
+        describe_failures(&failures)
+    );
     if let Some(path) = &a.plot {
-        let w = &report.workload;
-        let title = format!(
-            "{} ({} jobs, load {:.2}) on {} racks, failures: {}",
-            w.name,
-            w.jobs,
-            w.offered_load,
-            racks,
-            describe_failures(&failures)
-        );
         write_file(path, plot::svg(&report.policies, &title))?;
     }
+    if let Some(path) = &a.report {
+        let page = Page {
+            report: &report,
+            verdict: verdict.as_deref(),
+            command: &command_line(),
+            plot_svg: &plot::svg(&report.policies, &title),
+            made_by: &format!(
+                "nvl72 {}, {}",
+                env!("CARGO_PKG_VERSION"),
+                humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            ),
+        };
+        write_file(path, page.render())?;
+    }
     Ok(())
+}
+
+/// This process's command line as a shell would read it back, named `nvl72`.
+fn command_line() -> String {
+    let args = std::iter::once("nvl72".to_string()).chain(std::env::args().skip(1));
+    shlex::try_join(args.collect::<Vec<_>>().iter().map(String::as_str))
+        .unwrap_or_else(|_| std::env::args().collect::<Vec<_>>().join(" "))
 }
 
 /// The `[policy]` table of a topology.toml, or of a file that holds only that table, checked
@@ -132,10 +159,11 @@ impl Bars {
         } else {
             ProgressDrawTarget::stderr()
         });
-        let style =
-            ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} jobs {elapsed}")
-                .expect("valid template")
-                .progress_chars("=> ");
+        let style = ProgressStyle::with_template(
+            "{prefix:>6} [{bar:40}] {pos}/{len} jobs {elapsed}, about {eta} left",
+        )
+        .expect("valid template")
+        .progress_chars("=> ");
         let bars = kinds
             .iter()
             .map(|&k| {

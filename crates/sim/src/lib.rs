@@ -41,6 +41,7 @@ pub mod breakeven;
 pub mod calibration;
 pub mod cluster;
 pub mod failures;
+pub mod html;
 pub mod job;
 pub mod latency;
 pub mod metrics;

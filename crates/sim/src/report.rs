@@ -43,30 +43,69 @@ impl RunReport {
         serde_json::to_string_pretty(self).expect("reports serialize")
     }
 
-    /// The text table printed on stdout: one column per policy.
+    /// The text table printed on stdout: what was run, one column per policy, the error band.
     pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        for (what, line) in self.inputs() {
+            let _ = writeln!(out, "{what}: {line}");
+        }
+        out.push('\n');
+        let rows = self.rows();
+        let first = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..self.policies.len())
+            .map(|i| rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0))
+            .collect();
+        for (name, cells) in rows {
+            let _ = write!(out, "{name:<first$}");
+            for (cell, w) in cells.iter().zip(&widths) {
+                let _ = write!(out, "  {cell:>w$}");
+            }
+            out.push('\n');
+        }
+        if self.error_band.is_some() {
+            out.push('\n');
+        }
+        for line in self.bands() {
+            let _ = writeln!(out, "{line}");
+        }
+        out
+    }
+
+    /// What was run, as `(what, description)`: workload, input, cluster, scheduler model and
+    /// slowdown.
+    pub fn inputs(&self) -> Vec<(&'static str, String)> {
         let w = &self.workload;
         let s = &self.sim;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "workload: {}, {} jobs, offered load {:.2}, submissions over {:.1} h, {:.0} GPU-h",
-            w.name, w.jobs, w.offered_load, w.span_h, w.gpu_hours
-        );
+        let mut lines = vec![(
+            "workload",
+            format!(
+                "{}, {} jobs, offered load {:.2}, submissions over {:.1} h, {:.0} GPU-h",
+                w.name, w.jobs, w.offered_load, w.span_h, w.gpu_hours
+            ),
+        )];
         if let Some(read) = w.details.get("read").and_then(|r| r.as_str()) {
-            let _ = writeln!(out, "input: {read}");
+            lines.push(("input", read.to_string()));
         }
-        let _ = writeln!(
-            out,
-            "cluster: {} racks x {} trays x {} GPUs; failures: {}; seed {}",
-            s.racks,
-            s.trays_per_rack,
-            s.gpus_per_tray,
-            describe_failures(&s.failures),
-            s.seed
-        );
-        let _ = writeln!(out, "scheduler model: {}", s.describe_scheduler());
-        let _ = writeln!(out, "slowdown of split jobs: {}\n", s.slowdown.describe());
+        lines.push((
+            "cluster",
+            format!(
+                "{} racks x {} trays x {} GPUs; failures: {}; seed {}",
+                s.racks,
+                s.trays_per_rack,
+                s.gpus_per_tray,
+                describe_failures(&s.failures),
+                s.seed
+            ),
+        ));
+        lines.push(("scheduler model", s.describe_scheduler()));
+        lines.push(("slowdown of split jobs", s.slowdown.describe()));
+        lines
+    }
+
+    /// The table: a row name and one cell per policy; the first row names the policies, a
+    /// row with empty cells heads the indented rows under it.
+    pub fn rows(&self) -> Vec<(String, Vec<String>)> {
+        let s = &self.sim;
         let mut rows: Vec<(String, Vec<String>)> = Vec::new();
         let mut row = |name: &str, f: &dyn Fn(&PolicyReport) -> String| {
             rows.push((name.to_string(), self.policies.iter().map(f).collect()));
@@ -185,35 +224,29 @@ impl RunReport {
                 format!("{:.1}/{:.1}", l.mean_ns / 1e3, l.p99_ns as f64 / 1e3)
             })
         });
-        let first = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..self.policies.len())
-            .map(|i| rows.iter().map(|r| r.1[i].len()).max().unwrap_or(0))
-            .collect();
-        for (name, cells) in rows {
-            let _ = write!(out, "{name:<first$}");
-            for (cell, w) in cells.iter().zip(&widths) {
-                let _ = write!(out, "  {cell:>w$}");
-            }
-            out.push('\n');
-        }
+        rows
+    }
+
+    /// The simulator's measured error, as the sentences the table ends with.
+    pub fn bands(&self) -> Vec<String> {
+        let s = &self.sim;
         let usable_band = self
             .usable_error_band
             .as_ref()
             .filter(|_| !s.slowdown.is_off());
+        let mut lines = Vec::new();
         if let Some(band) = &self.error_band {
-            let _ = writeln!(
-                out,
-                "\nthe simulator's error on GPU occupancy while waiting: {band}; a smaller difference between policies is not a finding{}",
+            lines.push(format!(
+                "the simulator's error on GPU occupancy while waiting: {band}; a smaller difference between policies is not a finding{}",
                 if s.slowdown.is_off() || usable_band.is_some() { "" } else { " (quoted for usable occupancy too until replays that pay the slowdown calibrate it)" }
-            );
+            ));
         }
         if let Some(band) = usable_band {
-            let _ = writeln!(
-                out,
+            lines.push(format!(
                 "the simulator's error on usable GPU occupancy while waiting: {band}"
-            );
+            ));
         }
-        out
+        lines
     }
 }
 

@@ -80,6 +80,11 @@ fn run_report(failures: f64, seed: u64) -> RunReport {
     }
 }
 
+/// A small report of every policy, for the report's renderers.
+pub(crate) fn small_report() -> RunReport {
+    run_report(0.02, 9)
+}
+
 fn run_json(seed: u64) -> String {
     run_report(0.02, seed).to_json()
 }
