@@ -237,6 +237,15 @@ impl Lab {
             .to_string()
     }
 
+    /// The job's reason while it is pending, `None` once it is not: state and reason from one
+    /// `squeue`, so a job that starts between two queries is never read as pending with the
+    /// reason a running job has (`None`).
+    pub fn pending_reason(&self, job: u32) -> Option<String> {
+        let out = self.run(&["squeue", "-h", "-j", &job.to_string(), "-o", "%T|%r"]);
+        let (state, reason) = out.trim().split_once('|')?;
+        (state == "PENDING").then(|| reason.to_string())
+    }
+
     /// One `Key=value` field of `scontrol show job`, e.g. `Switches` (`1@00:00:30`), or ""
     /// when the job lacks it.
     pub fn job_field(&self, job: u32, key: &str) -> String {

@@ -554,10 +554,9 @@ fn switches_hold_a_job_to_one_rack_until_its_wait_is_over_then_split_it_evenly()
     // A: pending with Resources, and nothing else, until it starts.
     let mut reasons = Vec::new();
     lab.wait_up_to(90, &format!("job {a} RUNNING after its wait"), || {
-        if lab.state(a) != "PENDING" {
+        let Some(reason) = lab.pending_reason(a) else {
             return true;
-        }
-        let reason = lab.reason(a);
+        };
         if !reasons.contains(&reason) {
             reasons.push(reason);
         }
