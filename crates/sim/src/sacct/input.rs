@@ -56,7 +56,7 @@ pub fn open(path: &Path) -> Result<Input, String> {
 pub fn detect(reader: Box<dyn Read>) -> Result<Input, String> {
     let mut raw = BufReader::with_capacity(1 << 16, reader);
     let head = raw.fill_buf().map_err(|e| e.to_string())?;
-    let (reader, packing): (Box<dyn BufRead>, Packing) = if head.starts_with(&GZIP_MAGIC) {
+    let (mut reader, packing): (Box<dyn BufRead>, Packing) = if head.starts_with(&GZIP_MAGIC) {
         let gz = flate2::bufread::MultiGzDecoder::new(raw);
         (
             Box::new(BufReader::with_capacity(1 << 16, gz)),
@@ -72,7 +72,6 @@ pub fn detect(reader: Box<dyn Read>) -> Result<Input, String> {
     } else {
         (Box::new(raw), Packing::Plain)
     };
-    let mut reader = reader;
     let format = match first_visible(&mut reader).map_err(|e| unpack_error(packing, e))? {
         Some(b'{') | Some(b'[') => Format::Json,
         _ => Format::Text,
