@@ -419,7 +419,7 @@ pub fn tres_gpus(s: &str) -> Result<Option<u64>, String> {
     if s.is_empty() {
         return Ok(None);
     }
-    let (mut total, mut typed) = (None, None::<u64>);
+    let mut gpus = Vec::new();
     for item in s.split(',') {
         let bad = || format!("TRES `{s}`: `{item}` is not name=count");
         let (name, value) = item.split_once('=').ok_or_else(bad)?;
@@ -438,14 +438,26 @@ pub fn tres_gpus(s: &str) -> Result<Option<u64>, String> {
             let n: u64 = value
                 .parse()
                 .map_err(|_| format!("TRES `{s}`: {name} `{value}` is not a whole number"))?;
-            if name == "gres/gpu" {
-                total = Some(n);
-            } else {
-                typed = Some(typed.unwrap_or(0).saturating_add(n));
-            }
+            gpus.push((name, n));
         }
     }
-    Ok(total.or(typed))
+    Ok(gpu_count(gpus))
+}
+
+/// The GPUs of a job's TRES items `(name, count)`, named as in a TRES string (`gres/gpu`,
+/// `gres/gpu:h100`): the `gres/gpu` total, else the sum of the typed counts (accounting lists
+/// the total and each type side by side). `None` when none names a GPU. The text and the
+/// JSON exports both count with it.
+pub fn gpu_count<'a>(items: impl IntoIterator<Item = (&'a str, u64)>) -> Option<u64> {
+    let (mut total, mut typed) = (None, None::<u64>);
+    for (name, n) in items {
+        if name == "gres/gpu" {
+            total = Some(n);
+        } else if name.starts_with("gres/gpu:") {
+            typed = Some(typed.unwrap_or(0).saturating_add(n));
+        }
+    }
+    total.or(typed)
 }
 
 /// What a `JobID` names.

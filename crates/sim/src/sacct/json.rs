@@ -9,7 +9,7 @@ use std::io::BufRead;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::fields::{JobKind, Limit, SubmitLine};
+use super::fields::{gpu_count, JobKind, Limit, SubmitLine};
 use super::{Collector, Record, SacctError};
 
 /// Every job of a `sacct --json` export into `jobs`.
@@ -204,18 +204,13 @@ struct TresItem {
     count: i64,
 }
 
-/// The GPUs in a TRES list: `gres/gpu`, else the sum of its typed `gres/gpu:TYPE` items.
+/// The GPUs in a TRES list, by the rule of the text export ([`gpu_count`]).
 fn gpus(items: &[TresItem]) -> Option<u64> {
-    let gres = items.iter().filter(|t| t.kind == "gres");
-    let count = |t: &TresItem| t.count.max(0) as u64;
-    gres.clone()
-        .find(|t| t.name == "gpu")
-        .map(count)
-        .or_else(|| {
-            gres.filter(|t| t.name.starts_with("gpu:"))
-                .map(count)
-                .reduce(|a, b| a.saturating_add(b))
-        })
+    let names: Vec<(String, u64)> = items
+        .iter()
+        .map(|t| (format!("{}/{}", t.kind, t.name), t.count.max(0) as u64))
+        .collect();
+    gpu_count(names.iter().map(|(name, n)| (name.as_str(), *n)))
 }
 
 impl Job {
