@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     };
     match parse(text, &opts) {
         Err(e) => {
-            let packed = text.starts_with(&[0x1f, 0x8b]) || text.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+            let packed = nvl72_sim::sacct::input::packed(text);
             let lines = text.split(|&b| b == b'\n').count().max(1);
             assert!(e.line >= 1 && (packed || e.line <= lines), "{e} (of {lines} lines)");
             assert!(e.to_string().starts_with(&format!("line {}: ", e.line)));

@@ -52,6 +52,12 @@ pub fn open(path: &Path) -> Result<Input, String> {
     detect(reader)
 }
 
+/// Whether bytes starting with `head` are gzip or zstd (then error lines count in the unpacked
+/// text, not in these bytes).
+pub fn packed(head: &[u8]) -> bool {
+    head.starts_with(&GZIP_MAGIC) || head.starts_with(&ZSTD_MAGIC)
+}
+
 /// Unpacks and recognises any byte stream.
 pub fn detect(reader: Box<dyn Read>) -> Result<Input, String> {
     let mut raw = BufReader::with_capacity(1 << 16, reader);
