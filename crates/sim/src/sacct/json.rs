@@ -1,5 +1,6 @@
 //! `sacct --json`: Slurm's own JSON (data_parser v0.0.42 in 24.11, v0.0.43 to v0.0.45 in
-//! 25.05 to 26.05; the fields read here are the same in all of them). The `jobs` array is
+//! 25.05 to 26.05; the fields read here are the same in all of them in SchedMD's source, and
+//! real exports of 24.11 and 26.05 are tested). The `jobs` array is
 //! read one job at a time, so a history of millions of jobs is never held as a tree. Steps
 //! are inside their job, so every element is a job.
 
