@@ -107,26 +107,28 @@ pub struct Moment<'a> {
     pub trays_per_rack: usize,
     /// Free and healthy, per tray.
     pub free: &'a [bool],
-    /// Unavailable (down, drained), per tray.
-    pub unavailable: &'a [bool],
-    /// Trays held for waiting jobs' reservations (busy ones included; only the free ones
-    /// count).
+    /// Free and healthy trays per rack (`free` counted rack by rack).
+    pub free_in_rack: &'a [u32],
+    /// Unavailable (down, drained) trays per rack.
+    pub down_in_rack: &'a [u32],
+    /// Trays held for waiting jobs' reservations (busy ones included, and a tray may be
+    /// listed more than once; only the free ones count).
     pub reserved: &'a [usize],
     /// The jobs the pass looked at, head first (at most 1 + `bf_depth`).
     pub waiting: &'a [Waiting],
 }
 
-/// Each free healthy tray's cause, counted; the counts add up to the free trays.
+/// Each free healthy tray's cause, counted; the counts add up to the free trays. Reads the
+/// racks' counts, the reserved trays and the waiting jobs, never every tray: the simulator
+/// takes one after every event.
 pub fn breakdown(m: &Moment<'_>) -> Idle {
     let mut idle = Idle::default();
-    let mut held = vec![false; m.free.len()];
-    for &t in m.reserved {
-        if m.free[t] && !held[t] {
-            held[t] = true;
-            idle.add(Cause::Reserved, 1);
-        }
-    }
-    let outside = m.free.iter().filter(|&&f| f).count() - idle.get(Cause::Reserved);
+    let mut held: Vec<usize> = m.reserved.iter().copied().filter(|&t| m.free[t]).collect();
+    held.sort_unstable();
+    held.dedup();
+    idle.add(Cause::Reserved, held.len());
+    let all_free: usize = m.free_in_rack.iter().map(|&c| c as usize).sum();
+    let outside = all_free - held.len();
     if !m.waiting.iter().any(|w| w.trays <= outside) {
         idle.add(Cause::TooFew, outside);
         return idle;
@@ -142,19 +144,36 @@ pub fn breakdown(m: &Moment<'_>) -> Idle {
             *least = (*least).min(w.rack_need);
         }
     }
-    let needs: Vec<usize> = m.waiting.iter().map(|w| w.rack_need).collect();
-    for rack in 0..m.free.len() / m.trays_per_rack {
-        let trays = rack * m.trays_per_rack..(rack + 1) * m.trays_per_rack;
-        let free = trays.clone().filter(|&t| m.free[t] && !held[t]).count();
+    // needed_by_count[k]: how many waiting jobs need k trays of a rack (k <= a rack's trays).
+    let per_rack = m.trays_per_rack.max(1);
+    let mut needed_by_count = vec![0usize; per_rack + 2];
+    for w in m.waiting {
+        needed_by_count[w.rack_need.min(per_rack + 1)] += 1;
+    }
+    // Some waiting job needs more than `free` but at most `free + down` trays of a rack.
+    let mut at_most = needed_by_count.clone();
+    for k in 1..at_most.len() {
+        at_most[k] += at_most[k - 1];
+    }
+    let failed = |free: usize, down: usize| {
+        let top = (free + down).min(per_rack + 1);
+        top > free && at_most[top] > at_most[free]
+    };
+    let mut held = held.iter().map(|&t| t / per_rack).peekable();
+    for (rack, &in_rack) in m.free_in_rack.iter().enumerate() {
+        let mut free = in_rack as usize;
+        while held.next_if_eq(&rack).is_some() {
+            free -= 1;
+        }
         if free == 0 {
             continue;
         }
-        let down = trays.filter(|&t| m.unavailable[t]).count();
+        let down = m.down_in_rack[rack] as usize;
         let cause = if one_rack <= free {
             Cause::Other
         } else if set <= free {
             Cause::RackSet
-        } else if needs.iter().any(|&n| free < n && n <= free + down) {
+        } else if failed(free, down) {
             Cause::Failed
         } else if head.whole {
             Cause::WholeRack
@@ -185,11 +204,16 @@ mod tests {
         for &t in &reserved {
             free[t] = true;
         }
-        let unavailable: Vec<bool> = kit.view.trays.iter().map(|t| t.unavailable).collect();
+        let per_rack = |of: &dyn Fn(usize) -> bool| -> Vec<u32> {
+            (0..free.len() / 18)
+                .map(|r| (r * 18..(r + 1) * 18).filter(|&t| of(t)).count() as u32)
+                .collect()
+        };
         breakdown(&Moment {
             trays_per_rack: 18,
             free: &free,
-            unavailable: &unavailable,
+            free_in_rack: &per_rack(&|t| free[t]),
+            down_in_rack: &per_rack(&|t| kit.view.trays[t].unavailable),
             reserved: &reserved,
             waiting,
         })

@@ -241,9 +241,14 @@ impl Topology {
     /// ([`ClusterView::count_racks`]), else one look at the rack's trays.
     #[inline]
     pub fn tally(&self, d: usize, view: &ClusterView) -> RackTally {
-        if let Some(&t) = view.tallies.get(d) {
-            return t;
+        match view.tallies.get(d) {
+            Some(&t) => t,
+            None => self.count_tally(d, view),
         }
+    }
+
+    /// Rack `d`'s tally counted from its trays, whatever the view has stored.
+    fn count_tally(&self, d: usize, view: &ClusterView) -> RackTally {
         let mut tally = RackTally::default();
         match self.rack_trays(d, view) {
             Some(trays) => trays.iter().for_each(|&t| tally.add(t)),
@@ -400,7 +405,8 @@ pub struct ClusterView {
     /// Each rack's [`RackTally`], in rack order, when whoever built the view counted them
     /// (the plugin does, while it reads the offered trays): a decision then looks at every
     /// rack but not at every tray. Empty: placement counts them itself. Stale once `trays`
-    /// change, so only a view that is built and then only read has them.
+    /// change, unless whoever changes them recounts their racks
+    /// ([`ClusterView::recount_rack`], as the simulator does between decisions).
     pub tallies: Vec<RackTally>,
 }
 
@@ -419,6 +425,14 @@ impl ClusterView {
         self.tallies.clear();
         let tallies = (0..topo.racks.len()).map(|d| topo.tally(d, self)).collect();
         self.tallies = tallies;
+    }
+
+    /// Recounts rack `d`'s tally after its trays changed, in a view that has tallies.
+    pub fn recount_rack(&mut self, topo: &Topology, d: usize) {
+        let tally = topo.count_tally(d, self);
+        if let Some(t) = self.tallies.get_mut(d) {
+            *t = tally;
+        }
     }
 
     pub fn tray(&self, node: usize) -> Tray {

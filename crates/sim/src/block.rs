@@ -137,6 +137,24 @@ pub fn evaluate(
     n: usize,
     segment: Option<usize>,
 ) -> Result<Vec<usize>, BlockError> {
+    evaluate_counted(cfg, free, &rack_counts(cfg, free), n, segment)
+}
+
+/// Free nodes per rack.
+fn rack_counts(cfg: &BlockConfig, free: &[bool]) -> Vec<u32> {
+    free.chunks(cfg.trays)
+        .map(|rack| rack.iter().filter(|&&f| f).count() as u32)
+        .collect()
+}
+
+/// [`evaluate`] with the free nodes per rack already counted (`counts[r]` for rack `r`).
+pub fn evaluate_counted(
+    cfg: &BlockConfig,
+    free: &[bool],
+    counts: &[u32],
+    n: usize,
+    segment: Option<usize>,
+) -> Result<Vec<usize>, BlockError> {
     if let Err(why) = validate(cfg, n, segment) {
         return Err(BlockError::Rejected(why));
     }
@@ -147,12 +165,16 @@ pub fn evaluate(
         None => (1, n),
     };
     let levels = Levels::new(cfg, size);
-    let mut map = free.to_vec();
+    if count == 1 {
+        return place_one(cfg, free, counts, size, &levels).ok_or(BlockError::Pending);
+    }
+    let (mut map, mut counts) = (free.to_vec(), counts.to_vec());
     let mut all = Vec::with_capacity(n);
     for _ in 0..count {
-        let nodes = place_one(cfg, &map, size, &levels).ok_or(BlockError::Pending)?;
+        let nodes = place_one(cfg, &map, &counts, size, &levels).ok_or(BlockError::Pending)?;
         for &node in &nodes {
             map[node] = false;
+            counts[node / cfg.trays] -= 1;
         }
         all.extend(nodes);
     }
@@ -167,13 +189,18 @@ pub fn evaluate(
 /// (`eval_nodes_block.c` 24.11.5 lines 437-498 and 615-654). Exact for identical nodes of
 /// equal weight; `None` means it waits (or never runs).
 pub fn evaluate_gpu_sized(cfg: &BlockConfig, free: &[bool], n: usize) -> Option<Vec<usize>> {
+    evaluate_gpu_sized_counted(cfg, free, &rack_counts(cfg, free), n)
+}
+
+/// [`evaluate_gpu_sized`] with the free nodes per rack already counted.
+pub fn evaluate_gpu_sized_counted(
+    cfg: &BlockConfig,
+    free: &[bool],
+    counts: &[u32],
+    n: usize,
+) -> Option<Vec<usize>> {
     assert_eq!(free.len(), cfg.nodes(), "free map must cover every node");
-    let free_in = |r: usize| {
-        free[r * cfg.trays..(r + 1) * cfg.trays]
-            .iter()
-            .filter(|&&f| f)
-            .count()
-    };
+    let free_in = |r: usize| counts[r] as usize;
     let mut best: Option<(usize, usize)> = None;
     for r in 0..cfg.racks {
         let f = free_in(r);
@@ -247,12 +274,14 @@ fn last_set_at_or_below(bits: u16, from: u32) -> Option<u32> {
 }
 
 /// One pass of `eval_nodes_block` for `rem` nodes against `map`.
-fn place_one(cfg: &BlockConfig, map: &[bool], rem: usize, lv: &Levels) -> Option<Vec<usize>> {
+fn place_one(
+    cfg: &BlockConfig,
+    map: &[bool],
+    count: &[u32],
+    rem: usize,
+    lv: &Levels,
+) -> Option<Vec<usize>> {
     let racks = cfg.racks;
-    let count: Vec<u32> = map
-        .chunks(cfg.trays)
-        .map(|rack| rack.iter().filter(|&&f| f).count() as u32)
-        .collect();
     let (per_block, blocks) = match lv.block_level {
         None => (racks, 1),
         Some(l) => (1usize << l, racks.div_ceil(1 << l)),

@@ -1,5 +1,7 @@
 //! The simulated cluster: every tray is free, running one job, or unavailable.
 
+use super::free_map::FreeMap;
+
 /// The state of one tray.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrayState {
@@ -16,11 +18,12 @@ pub struct Cluster {
     pub racks: usize,
     pub trays_per_rack: usize,
     state: Vec<TrayState>,
-    /// `free[i]` iff tray `i` is free and healthy: the map placement decisions see.
-    free: Vec<bool>,
-    n_free: usize,
+    /// Tray `i` is free iff it is free and healthy: the map placement decisions see.
+    free: FreeMap,
     n_busy: usize,
     n_down: usize,
+    /// Unavailable trays per rack.
+    down_in_rack: Vec<u32>,
 }
 
 impl Cluster {
@@ -33,14 +36,21 @@ impl Cluster {
             .map(|&d| if d { TrayState::Down } else { TrayState::Free })
             .collect();
         let n_down = down.iter().filter(|&&d| d).count();
+        let down_in_rack = down
+            .chunks(trays_per_rack.max(1))
+            .map(|rack| rack.iter().filter(|&&d| d).count() as u32)
+            .collect();
         Cluster {
             racks,
             trays_per_rack,
-            free: down.iter().map(|&d| !d).collect(),
+            free: FreeMap::new(
+                &down.iter().map(|&d| !d).collect::<Vec<bool>>(),
+                trays_per_rack,
+            ),
             state,
-            n_free: total - n_down,
             n_busy: 0,
             n_down,
+            down_in_rack,
         }
     }
 
@@ -48,12 +58,17 @@ impl Cluster {
         self.state.len()
     }
 
-    pub fn free_map(&self) -> &[bool] {
+    pub fn free_map(&self) -> &FreeMap {
         &self.free
     }
 
+    /// Unavailable trays per rack.
+    pub fn down_in_racks(&self) -> &[u32] {
+        &self.down_in_rack
+    }
+
     pub fn free_count(&self) -> usize {
-        self.n_free
+        self.free.count()
     }
 
     pub fn busy_count(&self) -> usize {
@@ -82,9 +97,8 @@ impl Cluster {
                 "job {job} placed on tray {t}, which is not free"
             );
             self.state[t] = TrayState::Busy(job);
-            self.free[t] = false;
+            self.free.set(t, false);
         }
-        self.n_free -= trays.len();
         self.n_busy += trays.len();
     }
 
@@ -97,10 +111,9 @@ impl Cluster {
                 "tray {t} not held by job {job}"
             );
             self.state[t] = TrayState::Free;
-            self.free[t] = true;
+            self.free.set(t, true);
         }
         self.n_busy -= trays.len();
-        self.n_free += trays.len();
     }
 
     /// Marks a free tray unavailable; the caller first releases the job running on it.
@@ -111,8 +124,8 @@ impl Cluster {
             "tray {tray} must be free to fail"
         );
         self.state[tray] = TrayState::Down;
-        self.free[tray] = false;
-        self.n_free -= 1;
+        self.free.set(tray, false);
+        self.down_in_rack[tray / self.trays_per_rack] += 1;
         self.n_down += 1;
     }
 
@@ -120,9 +133,9 @@ impl Cluster {
     pub fn mark_up(&mut self, tray: usize) {
         assert_eq!(self.state[tray], TrayState::Down, "tray {tray} is not down");
         self.state[tray] = TrayState::Free;
-        self.free[tray] = true;
-        self.n_free += 1;
+        self.free.set(tray, true);
         self.n_down -= 1;
+        self.down_in_rack[tray / self.trays_per_rack] -= 1;
     }
 
     /// `(rack, trays of the set in that rack)` for the racks the set touches, in rack order.
@@ -149,16 +162,27 @@ impl Cluster {
                 TrayState::Busy(_) => busy += 1,
                 TrayState::Down => down += 1,
             }
-            if self.free[t] != (*s == TrayState::Free) {
+            if self.free.is_free(t) != (*s == TrayState::Free) {
                 return Err(format!("free map disagrees with tray {t} ({s:?})"));
             }
         }
-        if (free, busy, down) != (self.n_free, self.n_busy, self.n_down) {
+        let counters = (self.free.count(), self.n_busy, self.n_down);
+        if (free, busy, down) != counters {
             return Err(format!(
-                "counters {:?} but trays say {:?}",
-                (self.n_free, self.n_busy, self.n_down),
+                "counters {counters:?} but trays say {:?}",
                 (free, busy, down)
             ));
+        }
+        let down_in_rack: Vec<u32> = self
+            .state
+            .chunks(self.trays_per_rack)
+            .map(|rack| rack.iter().filter(|&&s| s == TrayState::Down).count() as u32)
+            .collect();
+        if down_in_rack != self.down_in_rack {
+            return Err("the unavailable trays per rack are miscounted".into());
+        }
+        if FreeMap::new(self.free.as_slice(), self.trays_per_rack) != self.free {
+            return Err("the free map's count or fingerprint is stale".into());
         }
         if free + busy + down != self.total() {
             return Err(format!(

@@ -13,7 +13,10 @@
 //! | [`synthetic`] | The synthetic NVL72 job mix |
 //! | [`failures`] | Per-tray up/down processes |
 //! | [`cluster`] | Tray states: free, busy, down |
+//! | [`free_map`] | A free-tray map with its count and fingerprint |
 //! | [`block`] | The model of topology/block's node choice |
+//! | [`engine_view`] | The engine's view of the cluster, updated where trays changed |
+//! | [`naive`] | Slurm's own consecutive best fit, without a topology plugin |
 //! | [`policy`] | nvl72, block, naive (and two engine what-ifs) behind one `place` call |
 //! | [`scheduler`] | One pass: priority FIFO plus EASY backfill |
 //! | [`simulation`] | The discrete-event loop |
@@ -40,11 +43,14 @@ pub mod block;
 pub mod breakeven;
 pub mod calibration;
 pub mod cluster;
+pub mod engine_view;
 pub mod failures;
+pub mod free_map;
 pub mod html;
 pub mod job;
 pub mod latency;
 pub mod metrics;
+pub mod naive;
 pub mod plot;
 pub mod policy;
 pub mod queue;

@@ -16,13 +16,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::block::{self, BlockConfig};
+use super::engine_view::EngineView;
+use super::free_map::{FreeMap, Print};
 use super::job::{Job, Millis, MINUTE};
 use super::latency::Latency;
+use super::naive;
 use crate::config::{EndTime, MultiRack, Policy, Switches};
-use crate::model::{ClusterView, Topology};
+use crate::model::Topology;
 use crate::placement::{self, JobRequest, RackLimit, Reject};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -154,6 +158,35 @@ pub struct Placer {
     /// The nvl72 engine's rack limit for every job (none of the simulated jobs passes its
     /// own `--switches`); block and naive ignore it, as topology/block ignores `--switches`.
     switches: Option<SwitchWait>,
+    /// Decisions already made, when they depend on nothing but the free map and the request
+    /// (every policy but the engine with an `end_time` rule, which also reads the clock).
+    memo: Option<Memo>,
+}
+
+/// The decisions of this pass and the last, by the map's fingerprint and the request. A pass
+/// after an arrival or a completion asks mostly what the last one asked on the same maps
+/// (the head's reservation, the jobs that did not fit); older passes rarely match again, so
+/// keeping two bounds the memory without losing those.
+#[derive(Default)]
+struct Memo {
+    this_pass: FxHashMap<(Print, SimRequest), Option<Vec<usize>>>,
+    last_pass: FxHashMap<(Print, SimRequest), Option<Vec<usize>>>,
+}
+
+impl Memo {
+    fn next_pass(&mut self) {
+        std::mem::swap(&mut self.this_pass, &mut self.last_pass);
+        self.this_pass.clear();
+    }
+
+    fn get(&mut self, key: (Print, SimRequest)) -> Option<Option<Vec<usize>>> {
+        if let Some(trays) = self.this_pass.get(&key) {
+            return Some(trays.clone());
+        }
+        let trays = self.last_pass.remove(&key)?;
+        self.this_pass.insert(key, trays.clone());
+        Some(trays)
+    }
 }
 
 enum Kind {
@@ -161,7 +194,7 @@ enum Kind {
     /// `spill`: the start-now topology `nvl72-spill` falls back to.
     Nvl72 {
         topo: Box<Topology>,
-        view: ClusterView,
+        view: EngineView,
         spill: Option<Box<Topology>>,
     },
     Block(BlockConfig),
@@ -179,6 +212,13 @@ impl Placer {
         timed: bool,
     ) -> Placer {
         let policy_kind = kind;
+        let end_time = match kind {
+            PolicyKind::Nvl72EndTie => EndTime::TieBreak,
+            PolicyKind::Nvl72EndAlign => EndTime::Align,
+            _ => policy.end_time,
+        };
+        let uses_clock = kind.is_nvl72() && end_time != EndTime::Off;
+        let memo = (!uses_clock).then(Memo::default);
         let switches = match policy.switches {
             Switches::Limit {
                 count,
@@ -211,9 +251,10 @@ impl Placer {
                     };
                     Box::new(Topology::uniform(racks, trays, now))
                 });
+                let topo = Box::new(Topology::uniform(racks, trays, policy));
                 Kind::Nvl72 {
-                    topo: Box::new(Topology::uniform(racks, trays, policy)),
-                    view: ClusterView::all_free(racks * trays),
+                    view: EngineView::all_free(&topo, racks * trays),
+                    topo,
                     spill,
                 }
             }
@@ -228,6 +269,7 @@ impl Placer {
             latency: Latency::new(timed),
             fits_empty: BTreeMap::new(),
             switches,
+            memo,
         }
     }
 
@@ -248,10 +290,30 @@ impl Placer {
         self.policy_kind
     }
 
+    /// A new pass begins: decisions older than the last pass are forgotten.
+    pub fn next_pass(&mut self) {
+        if let Some(memo) = &mut self.memo {
+            memo.next_pass();
+        }
+    }
+
+    /// The policy reads the clock and the trays' expected ends ([`Placer::set_times`],
+    /// [`Placer::mark_busy`]): the engine with an `end_time` rule.
+    pub fn uses_clock(&self) -> bool {
+        self.memo.is_none()
+    }
+
+    /// Any free trays hold any job no larger than them (naive): the job fits exactly when
+    /// there are enough, so a search for when it fits needs no placement but the last.
+    pub fn fits_any_free_trays(&self) -> bool {
+        matches!(self.kind, Kind::Naive)
+    }
+
     /// The clock and when each tray's running jobs are expected to end (0: free), for the
     /// engine's `end_time` rules; the other policies ignore it.
     pub fn set_times(&mut self, now: Millis, busy_until: &[Millis]) {
         if let Kind::Nvl72 { view, .. } = &mut self.kind {
+            let view = view.view_mut();
             view.now = seconds(now);
             view.busy_until.clear();
             view.busy_until
@@ -262,6 +324,7 @@ impl Placer {
     /// Trays a job just took, busy until `until`.
     pub fn mark_busy(&mut self, trays: &[usize], until: Millis) {
         if let Kind::Nvl72 { view, .. } = &mut self.kind {
+            let view = view.view_mut();
             for &t in trays {
                 if let Some(b) = view.busy_until.get_mut(t) {
                     *b = seconds(until);
@@ -298,26 +361,64 @@ impl Placer {
         if let Some(&fits) = self.fits_empty.get(&ask) {
             return !fits;
         }
-        let all = vec![true; self.racks * self.trays];
+        let all = FreeMap::new(&vec![true; self.racks * self.trays], self.trays);
         let fits = self.decide(&all, ask, None, false).is_some();
         self.fits_empty.insert(ask, fits);
         !fits
     }
 
-    /// The trays this policy gives the job now, or `None` if it must wait. Only the policy's
-    /// own decision is timed, not the bookkeeping around it.
-    pub fn place(&mut self, free: &[bool], ask: SimRequest) -> Option<Vec<usize>> {
-        self.decide(free, ask, None, true)
+    /// The trays this policy gives the job on `map`, or `None` if it must wait. Only the
+    /// policy's own decision is timed, not the bookkeeping around it.
+    pub fn place(&mut self, map: &FreeMap, ask: SimRequest) -> Option<Vec<usize>> {
+        self.memoized(map.print(), map.count(), ask, |p| {
+            p.decide(map, ask, None, true)
+        })
     }
 
     /// [`Placer::place`] for a job expected to end at `ends_at` (its start plus limit).
     pub fn place_until(
         &mut self,
-        free: &[bool],
+        map: &FreeMap,
         ask: SimRequest,
         ends_at: Millis,
     ) -> Option<Vec<usize>> {
-        self.decide(free, ask, Some(ends_at), true)
+        self.memoized(map.print(), map.count(), ask, |p| {
+            p.decide(map, ask, Some(ends_at), true)
+        })
+    }
+
+    /// [`Placer::place`] on a map known by its fingerprint and count, which `map` builds
+    /// only when the decision is not already known.
+    pub fn place_lazy(
+        &mut self,
+        print: Print,
+        count: usize,
+        ask: SimRequest,
+        map: impl FnOnce() -> FreeMap,
+    ) -> Option<Vec<usize>> {
+        self.memoized(print, count, ask, |p| p.decide(&map(), ask, None, true))
+    }
+
+    /// The decision on the map `print`, from the memo or else from `decide`. A job larger
+    /// than the free trays never reaches the policy.
+    fn memoized(
+        &mut self,
+        print: Print,
+        count: usize,
+        ask: SimRequest,
+        decide: impl FnOnce(&mut Placer) -> Option<Vec<usize>>,
+    ) -> Option<Vec<usize>> {
+        if ask.trays > count {
+            return None;
+        }
+        if let Some(known) = self.memo.as_mut().and_then(|m| m.get((print, ask))) {
+            return known;
+        }
+        let trays = decide(self);
+        if let Some(memo) = &mut self.memo {
+            memo.this_pass.insert((print, ask), trays.clone());
+        }
+        trays
     }
 
     /// The request the plugin would see: `-N n` (and `--segment`), or for a job sized by
@@ -332,11 +433,12 @@ impl Placer {
 
     fn decide(
         &mut self,
-        free: &[bool],
+        map: &FreeMap,
         ask: SimRequest,
         ends_at: Option<Millis>,
         count: bool,
     ) -> Option<Vec<usize>> {
+        let free = map.as_slice();
         debug_assert_eq!(free.len(), self.racks * self.trays);
         let req = JobRequest {
             ends_at: ends_at.map(seconds),
@@ -355,14 +457,7 @@ impl Placer {
         let trays = ask.trays;
         match &mut self.kind {
             Kind::Nvl72 { topo, view, spill } => {
-                // Only offered/allocated differ from `Tray::free` (the view starts all free):
-                // writing the trays whose state changed is enough.
-                for (tray, &f) in view.trays.iter_mut().zip(free) {
-                    if tray.offered != f {
-                        tray.offered = f;
-                        tray.allocated = !f;
-                    }
-                }
+                let view = view.show(topo, free);
                 // The best choice; within a flexible set Slurm takes the first trays that
                 // hold the job (exclusive 4-GPU trays: exactly `trays` of them).
                 let per_rack = self.trays;
@@ -386,12 +481,18 @@ impl Placer {
                 Some(nodes)
             }
             Kind::Block(cfg) if ask.by_gpus && ask.segment.is_none() => {
-                latency.time(|| block::evaluate_gpu_sized(cfg, free, trays))
+                latency.time(|| block::evaluate_gpu_sized_counted(cfg, free, map.in_racks(), trays))
             }
-            Kind::Block(cfg) => {
-                latency.time(|| block::evaluate(cfg, free, trays, ask.segment).ok())
-            }
-            Kind::Naive => latency.time(|| consecutive_best_fit(free, trays)),
+            Kind::Block(cfg) => latency.time(|| {
+                block::evaluate_counted(cfg, free, map.in_racks(), trays, ask.segment).ok()
+            }),
+            Kind::Naive => latency.time(|| {
+                naive::consecutive_best_fit_counted(
+                    free,
+                    Some((map.in_racks(), map.per_rack())),
+                    trays,
+                )
+            }),
         }
     }
 
@@ -432,56 +533,6 @@ fn seconds(t: Millis) -> u32 {
     u32::try_from(t / 1000).unwrap_or(u32::MAX)
 }
 
-/// The first `n` free trays in index order, wherever they are.
-/// Slurm's own choice without a topology plugin (`eval_nodes`' consecutive blocks in
-/// `src/plugins/topology/common/eval_nodes.c`, equal node weights, whole nodes): among the
-/// runs of consecutive free trays, the smallest that holds what is left of the job, or else
-/// the largest (the first on ties), taken from its start; repeated until the job has its
-/// trays. So Slurm splits fewer jobs than a first fit, and packs small jobs into small holes.
-pub fn consecutive_best_fit(free: &[bool], n: usize) -> Option<Vec<usize>> {
-    if free.iter().filter(|&&f| f).count() < n {
-        return None;
-    }
-    let mut free = free.to_vec();
-    let mut nodes = Vec::with_capacity(n);
-    while nodes.len() < n {
-        let left = n - nodes.len();
-        let mut best: Option<(usize, usize)> = None; // (start, length)
-        let mut i = 0;
-        while i < free.len() {
-            if !free[i] {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < free.len() && free[i] {
-                i += 1;
-            }
-            let len = i - start;
-            let better = match best {
-                None => true,
-                Some((_, b)) => {
-                    let (enough, best_enough) = (len >= left, b >= left);
-                    if enough {
-                        !best_enough || len < b
-                    } else {
-                        len > b
-                    }
-                }
-            };
-            if better {
-                best = Some((start, len));
-            }
-        }
-        let (start, len) = best?;
-        let taken = start..start + len.min(left);
-        free[taken.clone()].fill(false);
-        nodes.extend(taken);
-    }
-    nodes.sort_unstable();
-    Some(nodes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,47 +541,22 @@ mod tests {
         Placer::new(kind, racks, 18, &Policy::default(), false)
     }
 
-    /// Free: tray 0, tray 2, and trays 4-35 (a run of 32 that straddles the racks).
-    #[test]
-    fn naive_takes_the_tightest_run_of_consecutive_free_trays_as_slurm_does() {
-        let mut free = vec![true; 36];
-        free[1] = false;
-        free[3] = false;
-        let mut p = placer(PolicyKind::Naive, 2);
-        assert_eq!(p.place(&free, SimRequest::nodes(1, None)), Some(vec![0]));
-        assert_eq!(
-            p.place(&free, SimRequest::nodes(4, None)),
-            Some(vec![4, 5, 6, 7]),
-            "the only run that holds 4, not the first free trays"
-        );
-        // It straddles racks without a second thought and ignores segments.
-        assert_eq!(
-            p.place(&free, SimRequest::nodes(20, Some(10))).unwrap()[15..],
-            [19, 20, 21, 22, 23]
-        );
-        // No run holds 33: the largest run first, then the tightest for the rest.
-        let mut most: Vec<usize> = vec![0];
-        most.extend(4..36);
-        assert_eq!(p.place(&free, SimRequest::nodes(33, None)), Some(most));
-        assert_eq!(p.place(&free, SimRequest::nodes(35, None)), None);
-        assert!(!p.never_runnable(SimRequest::nodes(20, Some(3))));
-        assert!(p.never_runnable(SimRequest::nodes(37, None)));
-    }
-
     #[test]
     fn nvl72_is_the_engine() {
         let mut free = vec![true; 72];
         free[4] = false;
         let mut p = placer(PolicyKind::Nvl72, 4);
         // 17 trays: the degraded rack fits exactly (the engine's best fit).
-        let nodes = p.place(&free, SimRequest::nodes(17, None)).unwrap();
+        let nodes = p
+            .place(&FreeMap::new(&free, 18), SimRequest::nodes(17, None))
+            .unwrap();
         assert!(nodes.iter().all(|&n| n < 18) && !nodes.contains(&4));
         let (topo, view) = crate::testkit::uniform(4, 18)
             .draw("rack1", "...._. ...... ......")
             .parts();
         let plan = placement::placements(&topo, &view, &JobRequest::segmented(32, 16)).unwrap();
         assert_eq!(
-            p.place(&free, SimRequest::nodes(32, Some(16))),
+            p.place(&FreeMap::new(&free, 18), SimRequest::nodes(32, Some(16))),
             Some(plan[0].nodes.clone())
         );
         assert!(p.never_runnable(SimRequest::nodes(20, Some(3))));
@@ -550,18 +576,21 @@ mod tests {
             free[r * 18..r * 18 + 8].fill(false);
         }
         let mut engine = placer(PolicyKind::Nvl72, 4);
-        assert_eq!(engine.place(&free, SimRequest::nodes(36, None)), None);
+        assert_eq!(
+            engine.place(&FreeMap::new(&free, 18), SimRequest::nodes(36, None)),
+            None
+        );
         assert!(!engine.never_runnable(SimRequest::nodes(36, None)));
         let mut now = placer(PolicyKind::Nvl72StartNow, 4);
         assert_eq!(now.kind(), PolicyKind::Nvl72StartNow);
         assert_eq!(
-            now.place(&free, SimRequest::nodes(36, None))
+            now.place(&FreeMap::new(&free, 18), SimRequest::nodes(36, None))
                 .map(|n| n.len()),
             Some(36)
         );
         assert_eq!(
-            now.place(&free, SimRequest::nodes(8, Some(4))),
-            engine.place(&free, SimRequest::nodes(8, Some(4)))
+            now.place(&FreeMap::new(&free, 18), SimRequest::nodes(8, Some(4))),
+            engine.place(&FreeMap::new(&free, 18), SimRequest::nodes(8, Some(4)))
         );
     }
 
@@ -573,9 +602,14 @@ mod tests {
             free[r * 18..r * 18 + 6].fill(false);
         }
         let mut engine = placer(PolicyKind::Nvl72, 4);
-        assert_eq!(engine.place(&free, SimRequest::nodes(36, None)), None);
+        assert_eq!(
+            engine.place(&FreeMap::new(&free, 18), SimRequest::nodes(36, None)),
+            None
+        );
         let mut spill = placer(PolicyKind::Nvl72Spill, 4);
-        let nodes = spill.place(&free, SimRequest::nodes(36, None)).unwrap();
+        let nodes = spill
+            .place(&FreeMap::new(&free, 18), SimRequest::nodes(36, None))
+            .unwrap();
         let mut racks: Vec<usize> = nodes.iter().map(|n| n / 18).collect();
         racks.dedup();
         assert_eq!((nodes.len(), racks.len()), (36, 3));
@@ -583,11 +617,14 @@ mod tests {
         for r in 0..4 {
             free[r * 18 + 6..r * 18 + 8].fill(false);
         }
-        assert_eq!(spill.place(&free, SimRequest::nodes(36, None)), None);
+        assert_eq!(
+            spill.place(&FreeMap::new(&free, 18), SimRequest::nodes(36, None)),
+            None
+        );
         // Jobs that fit a rack are the engine's.
         assert_eq!(
-            spill.place(&free, SimRequest::nodes(9, None)),
-            engine.place(&free, SimRequest::nodes(9, None))
+            spill.place(&FreeMap::new(&free, 18), SimRequest::nodes(9, None)),
+            engine.place(&FreeMap::new(&free, 18), SimRequest::nodes(9, None))
         );
     }
 
@@ -596,7 +633,7 @@ mod tests {
         let free = vec![true; 72];
         let mut p = placer(PolicyKind::Block, 4);
         assert_eq!(
-            p.place(&free, SimRequest::nodes(18, None)),
+            p.place(&FreeMap::new(&free, 18), SimRequest::nodes(18, None)),
             block::choose(&free, 4, 18, 18, None)
         );
         assert!(p.never_runnable(SimRequest::nodes(20, Some(3))));

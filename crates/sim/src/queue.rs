@@ -16,6 +16,8 @@ pub struct Queue {
     order: BTreeSet<(Millis, usize)>,
     /// Each job's current submit time: its arrival, or its last requeue.
     submitted: Vec<Millis>,
+    /// Each job is in `order`: answers [`Queue::contains`] without a search.
+    waiting: Vec<bool>,
 }
 
 impl Queue {
@@ -23,6 +25,7 @@ impl Queue {
         Queue {
             order: BTreeSet::new(),
             submitted: vec![0; jobs],
+            waiting: vec![false; jobs],
         }
     }
 
@@ -30,6 +33,7 @@ impl Queue {
     pub fn insert(&mut self, job: usize, submitted: Millis) {
         self.submitted[job] = submitted;
         self.order.insert((submitted, job));
+        self.waiting[job] = true;
     }
 
     /// `job` was requeued at `at`, but may not start yet (its begin time is later): its place
@@ -41,14 +45,16 @@ impl Queue {
     /// A job [`Queue::requeued`] earlier waits from now on, at its requeue's place.
     pub fn eligible(&mut self, job: usize) {
         self.order.insert((self.submitted[job], job));
+        self.waiting[job] = true;
     }
 
     pub fn remove(&mut self, job: usize) {
         self.order.remove(&(self.submitted[job], job));
+        self.waiting[job] = false;
     }
 
     pub fn contains(&self, job: usize) -> bool {
-        self.order.contains(&(self.submitted[job], job))
+        self.waiting[job]
     }
 
     /// The job slurmctld would try first.

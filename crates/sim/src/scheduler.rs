@@ -21,6 +21,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashSet;
+
+use super::free_map::{FreeMap, Print};
 use super::job::{Job, Millis};
 use super::policy::{Placer, SimRequest};
 
@@ -30,6 +33,8 @@ pub struct Running<'a> {
     /// Start + time limit.
     pub expected_end: Millis,
     pub trays: &'a [usize],
+    /// [`free_map::print_of`] its trays: what its end changes in a free map's fingerprint.
+    pub print: Print,
 }
 
 /// The inputs of one pass.
@@ -38,7 +43,7 @@ pub struct Pass<'a> {
     pub jobs: &'a [Job],
     /// Queued job ids in priority order.
     pub queue: &'a [usize],
-    pub free: &'a [bool],
+    pub free: &'a FreeMap,
     /// Sorted by `expected_end`.
     pub running: &'a [Running<'a>],
     pub bf_depth: usize,
@@ -68,58 +73,18 @@ pub struct Start {
     pub trays: Vec<usize>,
 }
 
-/// A free map with its count, so hopeless requests never reach the policy.
-#[derive(Clone)]
-struct Map {
-    free: Vec<bool>,
-    count: usize,
-}
-
-impl Map {
-    fn new(free: &[bool]) -> Map {
-        Map {
-            free: free.to_vec(),
-            count: free.iter().filter(|&&f| f).count(),
-        }
-    }
-
-    fn take(&mut self, trays: &[usize]) {
-        for &t in trays {
-            if self.free[t] {
-                self.free[t] = false;
-                self.count -= 1;
-            }
-        }
-    }
-
-    fn give(&mut self, trays: &[usize]) {
-        for &t in trays {
-            if !self.free[t] {
-                self.free[t] = true;
-                self.count += 1;
-            }
-        }
-    }
-}
-
 /// A job placed on `map` (a reservation's future trays), asking as it does at `now`.
-fn try_place(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<Vec<usize>> {
-    if job.trays > map.count {
-        return None;
-    }
+fn try_place(placer: &mut Placer, map: &FreeMap, job: &Job, now: Millis) -> Option<Vec<usize>> {
     let ask = placer.ask(job, now);
-    placer.place(&map.free, ask)
+    placer.place(map, ask)
 }
 
 /// A job starting now: the placer also learns when it is expected to end (for the engine's
 /// `end_time` rules), and the trays it takes are marked busy until then.
-fn try_start(placer: &mut Placer, map: &Map, job: &Job, now: Millis) -> Option<Vec<usize>> {
-    if job.trays > map.count {
-        return None;
-    }
+fn try_start(placer: &mut Placer, map: &FreeMap, job: &Job, now: Millis) -> Option<Vec<usize>> {
     let until = now.saturating_add(job.limit);
     let ask = placer.ask(job, now);
-    let trays = placer.place_until(&map.free, ask, until)?;
+    let trays = placer.place_until(map, ask, until)?;
     placer.mark_busy(&trays, until);
     Some(trays)
 }
@@ -142,14 +107,17 @@ pub struct Planned {
 
 /// [`run_pass`], and what the idle breakdown needs to know about it.
 pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
-    let mut busy_until = vec![0; pass.free.len()];
-    for r in pass.running {
-        for &t in r.trays {
-            busy_until[t] = r.expected_end;
+    placer.next_pass();
+    if placer.uses_clock() {
+        let mut busy_until = vec![0; pass.free.as_slice().len()];
+        for r in pass.running {
+            for &t in r.trays {
+                busy_until[t] = r.expected_end;
+            }
         }
+        placer.set_times(pass.now, &busy_until);
     }
-    placer.set_times(pass.now, &busy_until);
-    let mut free = Map::new(pass.free);
+    let mut free = pass.free.clone();
     let mut starts = Vec::new();
     let mut queue = pass.queue.iter().copied();
     let head = loop {
@@ -172,14 +140,14 @@ pub fn run_pass_planned(pass: &Pass<'_>, placer: &mut Placer) -> Planned {
     if pass.backfill == Backfill::Conservative {
         let mut later = vec![head];
         later.extend(queue.take(pass.bf_depth));
-        return conservative(pass, placer, &free.free, starts, head_at, &later);
+        return conservative(pass, placer, &free, starts, head_at, &later);
     }
 
     let (shadow, reserved) = reserve(placer, &free, pass.running, &pass.jobs[head], pass.now)
         .unwrap_or((Millis::MAX, Vec::new()));
     let mut outside = free.clone();
     outside.take(&reserved);
-    let mut failed: BTreeSet<(SimRequest, bool)> = BTreeSet::new();
+    let mut failed: FxHashSet<(SimRequest, bool)> = FxHashSet::default();
     for j in queue.take(pass.bf_depth) {
         let job = &pass.jobs[j];
         let before_shadow = pass.now.saturating_add(job.limit) <= shadow;
@@ -226,13 +194,14 @@ impl Future {
 fn conservative(
     pass: &Pass<'_>,
     placer: &mut Placer,
-    free: &[bool],
+    free: &FreeMap,
     mut starts: Vec<Start>,
     head_at: usize,
     jobs: &[usize],
 ) -> Planned {
     // The future map is all this pass plans on: a start sets its trays' `from`.
     let mut future: Vec<Future> = free
+        .as_slice()
         .iter()
         .map(|&f| Future {
             from: if f { 0 } else { Millis::MAX },
@@ -259,7 +228,7 @@ fn conservative(
     };
     let mut froms = sorted_from(&future);
     let mut reserved = Vec::new();
-    let mut map = Map::new(&vec![false; free.len()]);
+    let mut map = FreeMap::none(future.len(), free.per_rack());
     let window_end = pass.now.saturating_add(pass.bf_window);
     // Per request shape: the limit and the start time (MAX: none in the window) the last job
     // of that shape got. The map only loses trays during a pass, so a job of the same shape
@@ -290,9 +259,8 @@ fn conservative(
             }
             let end = at.saturating_add(job.limit);
             for (t, f) in future.iter().enumerate() {
-                map.free[t] = f.free_over(at, end);
+                map.set(t, f.free_over(at, end));
             }
-            map.count = map.free.iter().filter(|&&f| f).count();
             if at == pass.now {
                 if let Some(trays) = try_start(placer, &map, job, pass.now) {
                     for &t in &trays {
@@ -326,7 +294,7 @@ fn conservative(
 /// every running job has ended.
 fn reserve(
     placer: &mut Placer,
-    free: &Map,
+    free: &FreeMap,
     running: &[Running<'_>],
     job: &Job,
     now: Millis,
@@ -335,14 +303,34 @@ fn reserve(
     let cuts: Vec<usize> = (1..=running.len())
         .filter(|&i| i == running.len() || running[i].expected_end != running[i - 1].expected_end)
         .collect();
+    // Running jobs' trays are busy in `free`: the map after the first i have ended has
+    // prints[i] and counts[i], known before it is built (and built only if the placer asks).
+    let (mut prints, mut counts) = (vec![free.print()], vec![free.count()]);
+    for r in running {
+        debug_assert!(r.trays.iter().all(|&t| !free.is_free(t)));
+        debug_assert_eq!(r.print, super::free_map::print_of(r.trays));
+        prints.push(prints[prints.len() - 1] ^ r.print);
+        counts.push(counts[counts.len() - 1] + r.trays.len());
+    }
+    let ask = placer.ask(job, now);
+    let by_count = placer.fits_any_free_trays();
     let mut attempt = |k: usize| {
-        let mut map = free.clone();
-        for r in &running[..cuts[k]] {
-            map.give(r.trays);
-        }
-        try_place(placer, &map, job, now)
+        let ended = cuts[k];
+        placer.place_lazy(prints[ended], counts[ended], ask, || {
+            let mut map = free.clone();
+            for r in &running[..ended] {
+                map.give(r.trays);
+            }
+            map
+        })
     };
     let mut hi = cuts.len().checked_sub(1)?;
+    if by_count {
+        // The first cut that frees enough trays is the shadow.
+        hi = cuts.partition_point(|&ended| counts[ended] < job.trays);
+        let best = cuts.get(hi).and_then(|_| attempt(hi))?;
+        return Some((running[cuts[hi] - 1].expected_end, best));
+    }
     let mut best = attempt(hi)?;
     let mut lo = 0;
     while lo < hi {
@@ -362,6 +350,7 @@ fn reserve(
 mod tests {
     use super::*;
     use crate::config::Policy;
+    use crate::free_map::print_of;
     use crate::job::HOUR;
     use crate::policy::PolicyKind;
 
@@ -401,10 +390,12 @@ mod tests {
             Running {
                 expected_end: 2 * HOUR,
                 trays: &busy_a,
+                print: print_of(&busy_a),
             },
             Running {
                 expected_end: 5 * HOUR,
                 trays: &busy_b,
+                print: print_of(&busy_b),
             },
         ];
         let jobs = vec![
@@ -421,7 +412,7 @@ mod tests {
                 now: 0,
                 jobs: &jobs,
                 queue: &queue,
-                free: &free,
+                free: &FreeMap::new(&free, 18),
                 running: &running,
                 bf_depth: 100,
                 backfill: Backfill::Easy,
@@ -447,10 +438,12 @@ mod tests {
             Running {
                 expected_end: HOUR,
                 trays: &rack2_busy,
+                print: print_of(&rack2_busy),
             },
             Running {
                 expected_end: 10 * HOUR,
                 trays: &rack1,
+                print: print_of(&rack1),
             },
         ];
         let jobs = vec![job(0, 36, 1), job(1, 16, 5), job(2, 8, 3)];
@@ -461,7 +454,7 @@ mod tests {
                     now: 0,
                     jobs: &jobs,
                     queue: &[0, 1, 2],
-                    free: &free,
+                    free: &FreeMap::new(&free, 18),
                     running: &running,
                     bf_depth: 100,
                     backfill,
@@ -489,7 +482,7 @@ mod tests {
                 now: 0,
                 jobs: &jobs,
                 queue: &[0, 1],
-                free: &free_minus_one,
+                free: &FreeMap::new(&free_minus_one, 18),
                 running: &[],
                 bf_depth: 100,
                 backfill: Backfill::Easy,

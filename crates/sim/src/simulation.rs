@@ -153,6 +153,8 @@ const WAIT_OVER: u8 = 3;
 
 struct Run {
     trays: Vec<usize>,
+    /// The fingerprint of its trays ([`super::free_map::print_of`]), taken once.
+    print: super::free_map::Print,
     start: Millis,
     /// When backfill expects it to end: its start plus its time limit (a run stretched past
     /// its limit is expected any moment from then on, as Slurm's backfill treats it).
@@ -171,7 +173,10 @@ struct Sim<'a> {
     queue: Queue,
     /// Killed jobs waiting out `requeue_delay` (queued, not yet eligible).
     delayed: usize,
-    running: BTreeMap<usize, Run>,
+    /// By `(expected end, job)`: the order a pass plans in, kept instead of sorted each pass.
+    running: BTreeMap<(Millis, usize), Run>,
+    /// Each running job's expected end: its key in `running`.
+    expected_end: Vec<Millis>,
     /// Runs of each job so far killed by failures; also tells stale end events apart.
     epoch: Vec<u32>,
     done: usize,
@@ -257,6 +262,7 @@ impl<'a> Sim<'a> {
             queue: Queue::new(jobs.len()),
             delayed: 0,
             running: BTreeMap::new(),
+            expected_end: vec![0; jobs.len()],
             epoch: vec![0; jobs.len()],
             done: 0,
             rejected: 0,
@@ -358,7 +364,7 @@ impl<'a> Sim<'a> {
         if epoch != self.epoch[job] {
             return; // the run this event belonged to was killed
         }
-        let run = self.running.remove(&job).expect("ending job is running");
+        let run = self.stop(job).expect("ending job is running");
         self.cluster.release(job, &run.trays);
         self.done += 1;
         self.progress_at = now;
@@ -371,10 +377,7 @@ impl<'a> Sim<'a> {
             self.cluster.mark_up(tray);
         } else {
             if let TrayState::Busy(job) = self.cluster.state(tray) {
-                let run = self
-                    .running
-                    .remove(&job)
-                    .expect("busy tray has a running job");
+                let run = self.stop(job).expect("busy tray has a running job");
                 self.cluster.release(job, &run.trays);
                 self.epoch[job] += 1;
                 self.rec.killed(job, run.trays.len(), now - run.start);
@@ -410,16 +413,20 @@ impl<'a> Sim<'a> {
         if self.queue.is_empty() || self.cluster.free_count() == 0 {
             return;
         }
-        let queue: Vec<usize> = self.queue.iter().collect();
-        let mut running: Vec<Running<'_>> = self
+        // Each start takes a tray, so the pass looks at no more jobs than this.
+        let reach = self.cluster.free_count() + 1 + self.cfg.bf_depth;
+        let queue: Vec<usize> = self.queue.iter().take(reach).collect();
+        // Sorted by expected end; the jobs past it all end "any moment" (now + 1), in an
+        // order no plan depends on.
+        let running: Vec<Running<'_>> = self
             .running
             .values()
             .map(|r| Running {
                 expected_end: r.expected_end.max(now + 1),
                 trays: &r.trays,
+                print: r.print,
             })
             .collect();
-        running.sort_by_key(|r| r.expected_end); // stable: ties stay in job order
         let Planned {
             starts,
             reserved,
@@ -467,14 +474,21 @@ impl<'a> Sim<'a> {
         self.rec.started(j, now, &racks, Price { factor, fate });
         self.events
             .push(Reverse((now + held_for, END, job, self.epoch[job])));
+        self.expected_end[job] = now + j.limit;
         self.running.insert(
-            job,
+            (now + j.limit, job),
             Run {
+                print: super::free_map::print_of(&trays),
                 trays,
                 start: now,
                 expected_end: now + j.limit,
             },
         );
+    }
+
+    /// Takes `job` off the running jobs.
+    fn stop(&mut self, job: usize) -> Option<Run> {
+        self.running.remove(&(self.expected_end[job], job))
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -515,13 +529,11 @@ impl<'a> Sim<'a> {
                 }
             })
             .collect();
-        let unavailable: Vec<bool> = (0..self.cluster.total())
-            .map(|t| self.cluster.state(t) == TrayState::Down)
-            .collect();
         idle::breakdown(&Moment {
             trays_per_rack: self.cfg.trays_per_rack,
-            free: self.cluster.free_map(),
-            unavailable: &unavailable,
+            free: self.cluster.free_map().as_slice(),
+            free_in_rack: self.cluster.free_map().in_racks(),
+            down_in_rack: self.cluster.down_in_racks(),
             reserved: &self.reserved,
             waiting: &waiting,
         })
@@ -531,7 +543,8 @@ impl<'a> Sim<'a> {
     fn check(&self) {
         self.cluster.check().expect("cluster invariants");
         let mut owner = vec![None; self.cluster.total()];
-        for (&job, run) in &self.running {
+        for (&(end, job), run) in &self.running {
+            assert_eq!((end, end), (self.expected_end[job], run.expected_end));
             for &t in &run.trays {
                 assert!(owner[t].is_none(), "tray {t} held by two jobs");
                 owner[t] = Some(job);
@@ -540,6 +553,9 @@ impl<'a> Sim<'a> {
         }
         let held = owner.iter().filter(|o| o.is_some()).count();
         assert_eq!(held, self.cluster.busy_count(), "busy trays without a job");
-        assert!(self.queue.iter().all(|j| !self.running.contains_key(&j)));
+        assert!(self
+            .queue
+            .iter()
+            .all(|j| !self.running.contains_key(&(self.expected_end[j], j))));
     }
 }

@@ -916,6 +916,25 @@ proptest! {
     }
 
     #[test]
+    fn a_counted_view_recounted_where_trays_changed_is_a_fresh_count(
+        view in arb_uneven_view(5),
+        later in arb_uneven_view(5),
+        changed in proptest::collection::vec(0usize..5, 0..6),
+    ) {
+        let topo = Topology::uniform(5, 18, Policy::default());
+        let mut kept = view.clone();
+        kept.count_racks(&topo);
+        for &d in &changed {
+            let trays = topo.node_range(d).unwrap();
+            kept.trays[trays.clone()].copy_from_slice(&later.trays[trays]);
+            kept.recount_rack(&topo, d);
+        }
+        let mut fresh = kept.clone();
+        fresh.count_racks(&topo);
+        prop_assert_eq!(kept.tallies, fresh.tallies);
+    }
+
+    #[test]
     fn one_rack_jobs_are_ranked_by_leftover_then_keep_whole_then_rack(
         view in arb_uneven_view(7),
         n in 1usize..19,
