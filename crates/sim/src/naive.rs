@@ -14,36 +14,38 @@ pub fn consecutive_best_fit(free: &[bool], n: usize) -> Option<Vec<usize>> {
     consecutive_best_fit_counted(free, None, n)
 }
 
-/// [`consecutive_best_fit`] with enough free trays, and with the free trays per rack when
-/// known (`(counts, trays per rack)`): racks with none free or all free are passed over
-/// without reading their trays.
+/// [`consecutive_best_fit`] with the free trays per rack when known (`(counts, trays per
+/// rack)`): racks with none free or all free are passed over without reading their trays.
+/// The runs are found once: a run taken whole leaves every other run as it was, so each
+/// round only picks among them.
 pub fn consecutive_best_fit_counted(
     free: &[bool],
     racks: Option<(&[u32], usize)>,
     n: usize,
 ) -> Option<Vec<usize>> {
-    let (start, len) = best_run(free, racks, n)?;
-    if len >= n {
-        return Some((start..start + n).collect());
-    }
-    let mut free = free.to_vec();
+    let mut runs: Vec<(usize, usize)> = Vec::new(); // (start, length), in order
+    for_each_run(free, racks, |start, len| runs.push((start, len)));
     let mut nodes = Vec::with_capacity(n);
-    while nodes.len() < n {
+    loop {
         let left = n - nodes.len();
-        let (start, len) = best_run(&free, None, left)?;
-        let taken = start..start + len.min(left);
-        free[taken.clone()].fill(false);
-        nodes.extend(taken);
+        let i = best_run(&runs, left)?;
+        let (start, len) = runs[i];
+        if len >= left {
+            nodes.extend(start..start + left);
+            break;
+        }
+        nodes.extend(start..start + len);
+        runs.remove(i);
     }
     nodes.sort_unstable();
     Some(nodes)
 }
 
-/// The run of consecutive free trays slurm takes for `left` more trays: the smallest that
-/// holds them all, or else the largest (the first on ties).
-fn best_run(free: &[bool], racks: Option<(&[u32], usize)>, left: usize) -> Option<(usize, usize)> {
-    let mut best: Option<(usize, usize)> = None; // (start, length)
-    for_each_run(free, racks, |start, len| {
+/// Which of `runs` Slurm takes for `left` more trays: the smallest that holds them all, or
+/// else the largest (the first on ties).
+fn best_run(runs: &[(usize, usize)], left: usize) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None; // (index, length)
+    for (i, &(_, len)) in runs.iter().enumerate() {
         let better = match best {
             None => true,
             Some((_, b)) => {
@@ -56,10 +58,10 @@ fn best_run(free: &[bool], racks: Option<(&[u32], usize)>, left: usize) -> Optio
             }
         };
         if better {
-            best = Some((start, len));
+            best = Some((i, len));
         }
-    });
-    best
+    }
+    best.map(|(i, _)| i)
 }
 
 /// Calls `f(start, length)` for each run of consecutive free trays, in order.
