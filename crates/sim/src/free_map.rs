@@ -118,6 +118,19 @@ impl FreeMap {
             self.set(t, true);
         }
     }
+
+    /// Marks `trays`, all busy, free; `print` is [`print_of`] them, known beforehand (a
+    /// running job's), so no tray's key is computed again.
+    pub fn give_busy(&mut self, trays: &[usize], print: Print) {
+        debug_assert_eq!(print, print_of(trays));
+        for &t in trays {
+            debug_assert!(!self.free[t], "tray {t} is already free");
+            self.free[t] = true;
+            self.in_rack[t / self.per_rack] += 1;
+        }
+        self.count += trays.len();
+        self.print ^= print;
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +146,9 @@ mod tests {
         assert_eq!(a, b);
         a.give(&[0]);
         a.take(&[0]);
+        let mut c = b.clone();
+        c.give_busy(&[0, 1], print_of(&[0, 1]));
+        assert_eq!(c, FreeMap::new(&[true; 4], 2));
         assert_eq!((a.count(), a.print()), (2, b.print()));
         assert_eq!(b.print(), print_of(&[2, 3]));
         assert_eq!(b.in_racks(), [0, 2]);

@@ -319,7 +319,7 @@ fn reserve(
         placer.place_lazy(prints[ended], counts[ended], ask, || {
             let mut map = free.clone();
             for r in &running[..ended] {
-                map.give(r.trays);
+                map.give_busy(r.trays, r.print);
             }
             map
         })
