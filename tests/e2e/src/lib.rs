@@ -393,6 +393,48 @@ impl Lab {
         out.status.success() && String::from_utf8_lossy(&out.stdout).contains("is UP")
     }
 
+    /// Waits up to `secs` for slurmctld to answer again after `scontrol reconfigure`;
+    /// returns how many times it had to be nudged.
+    ///
+    /// Slurm 24.11.5's connection manager can lose the wakeup that ends the quiesce before a
+    /// reconfigure: `pollctl_interrupt` is dropped when it comes between the check and the
+    /// poller's `epoll_wait(-1)` (src/conmgr/epoll.c `_interrupt`, watch.c
+    /// `_poll_connections`), and slurmctld answers nothing until a signal interrupts that
+    /// poll (SchedMD ticket 25227, fixed in 26.05.3; 24.11.6 bounds it to 5 minutes). Seen
+    /// once on a loaded 2-core machine: 35 minutes silent after "Reconfigure signal (SIGHUP)
+    /// received", released the moment gdb attached. When the log shows exactly that stall
+    /// for 45 s, the harness sends SIGUSR1 (slurmctld catches and ignores it, through the
+    /// same signal pipe) as an admin would, and the caller reports it. Any other silence is
+    /// left alone and fails the caller's wait.
+    pub fn wait_ctld_after_reconfigure(&self, secs: u64) -> usize {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(secs);
+        let (mut nudges, mut last_nudge) = (0, start);
+        while !self.ctld_up() && Instant::now() < end {
+            let stalled = last_nudge.elapsed() > Duration::from_secs(45) && self.quiesce_stalled();
+            if let Some(pid) = self.ctld_pid().filter(|_| stalled) {
+                let sent = Command::new("kill")
+                    .args(["-USR1", &pid.to_string()])
+                    .status();
+                if sent.is_ok_and(|s| s.success()) {
+                    eprintln!("slurmctld {pid} silent in its reconfigure's quiesce: SIGUSR1 sent");
+                    nudges += 1;
+                    last_nudge = Instant::now();
+                }
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        nudges
+    }
+
+    /// slurmctld's last reconfigure got its SIGHUP but never reached "Saving all slurm
+    /// state": stuck in `_flush_rpcs`/`conmgr_quiesce` (controller.c, `_slurmctld_background`).
+    fn quiesce_stalled(&self) -> bool {
+        let log = self.log("slurmctld.log");
+        log.rfind("Reconfigure signal (SIGHUP) received")
+            .is_some_and(|at| !log[at..].contains("Saving all slurm state"))
+    }
+
     /// The log of the daemon's current run: from the start line before its last plugin load.
     /// The start line is `slurmctld version X started on cluster ...` or `slurmd version X
     /// started` in every series, so any version matches.

@@ -420,14 +420,15 @@ fn a_burst_of_reconfigures_while_hundreds_of_jobs_are_submitted() {
                     String::from_utf8_lossy(&out.stderr).trim()
                 );
                 // The next one only once the (re-exec'd) controller answers again.
-                let end = Instant::now() + Duration::from_secs(120);
-                while !lab.ctld_up() && Instant::now() < end {
-                    std::thread::sleep(Duration::from_millis(300));
-                }
+                let nudges = lab.wait_ctld_after_reconfigure(180);
                 note.push_str(&format!(
-                    " up after {:.1}s, {} submitters busy",
+                    " up after {:.1}s, {} submitters busy{}",
                     t.elapsed().as_secs_f64(),
-                    submitting.load(Ordering::SeqCst)
+                    submitting.load(Ordering::SeqCst),
+                    match nudges {
+                        0 => String::new(),
+                        n => format!(", {n} SIGUSR1 for Slurm 24.11.5's lost quiesce wakeup"),
+                    }
                 ));
                 reconfigures.lock().unwrap().push(note);
             }
