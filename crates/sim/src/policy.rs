@@ -542,6 +542,38 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_on_a_map_seen_this_pass_or_the_last_is_not_made_again() {
+        let mut free = vec![true; 72];
+        free[..10].fill(false);
+        let map = FreeMap::new(&free, 18);
+        let ask = SimRequest::nodes(12, None);
+        for kind in [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive] {
+            let mut p = placer(kind, 4);
+            let first = p.place(&map, ask);
+            assert!(first.is_some());
+            assert_eq!(p.place_until(&map, ask, 3_600_000), first);
+            p.next_pass();
+            assert_eq!(
+                p.place(&map, ask),
+                first,
+                "{kind}: the last pass's decision"
+            );
+            assert_eq!(p.latency().calls(), 1, "{kind}: asked once");
+            p.next_pass();
+            p.next_pass(); // kept one more pass by its use above, then forgotten
+            p.next_pass();
+            assert_eq!(p.place(&map, ask), first);
+            assert_eq!(p.latency().calls(), 2, "{kind}: asked again once forgotten");
+        }
+        // The engine with an end_time rule reads the clock: every decision is made.
+        let mut p = placer(PolicyKind::Nvl72EndAlign, 4);
+        assert!(p.uses_clock());
+        p.place(&map, ask);
+        p.place(&map, ask);
+        assert_eq!(p.latency().calls(), 2);
+    }
+
+    #[test]
     fn nvl72_is_the_engine() {
         let mut free = vec![true; 72];
         free[4] = false;
