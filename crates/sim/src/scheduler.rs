@@ -33,7 +33,8 @@ pub struct Running<'a> {
     /// Start + time limit.
     pub expected_end: Millis,
     pub trays: &'a [usize],
-    /// [`free_map::print_of`] its trays: what its end changes in a free map's fingerprint.
+    /// [`print_of`](super::free_map::print_of) its trays: what its end changes in a free
+    /// map's fingerprint.
     pub print: Print,
 }
 
