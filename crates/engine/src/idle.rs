@@ -144,25 +144,25 @@ pub fn breakdown(m: &Moment<'_>) -> Idle {
             *least = (*least).min(w.rack_need);
         }
     }
-    // needed_by_count[k]: how many waiting jobs need k trays of a rack (k <= a rack's trays).
+    // at_most[k]: how many waiting jobs need at most k trays of a rack (k up to a rack's
+    // trays, and one more slot for the jobs that need more).
     let per_rack = m.trays_per_rack.max(1);
-    let mut needed_by_count = vec![0usize; per_rack + 2];
+    let mut at_most = vec![0usize; per_rack + 2];
     for w in m.waiting {
-        needed_by_count[w.rack_need.min(per_rack + 1)] += 1;
+        at_most[w.rack_need.min(per_rack + 1)] += 1;
     }
-    // Some waiting job needs more than `free` but at most `free + down` trays of a rack.
-    let mut at_most = needed_by_count.clone();
     for k in 1..at_most.len() {
         at_most[k] += at_most[k - 1];
     }
+    // Some waiting job needs more than `free` but at most `free + down` trays of a rack.
     let failed = |free: usize, down: usize| {
         let top = (free + down).min(per_rack + 1);
         top > free && at_most[top] > at_most[free]
     };
-    let mut held = held.iter().map(|&t| t / per_rack).peekable();
+    let mut held_racks = held.iter().map(|&t| t / per_rack).peekable();
     for (rack, &in_rack) in m.free_in_rack.iter().enumerate() {
         let mut free = in_rack as usize;
-        while held.next_if_eq(&rack).is_some() {
+        while held_racks.next_if_eq(&rack).is_some() {
             free -= 1;
         }
         if free == 0 {

@@ -106,17 +106,13 @@ mod tests {
     use crate::free_map::FreeMap;
     use crate::policy::{Placer, PolicyKind, SimRequest};
 
-    fn placer(kind: PolicyKind, racks: usize) -> Placer {
-        Placer::new(kind, racks, 18, &Policy::default(), false)
-    }
-
     /// Free: tray 0, tray 2, and trays 4-35 (a run of 32 that straddles the racks).
     #[test]
     fn naive_takes_the_tightest_run_of_consecutive_free_trays_as_slurm_does() {
         let mut free = vec![true; 36];
         free[1] = false;
         free[3] = false;
-        let mut p = placer(PolicyKind::Naive, 2);
+        let mut p = Placer::new(PolicyKind::Naive, 2, 18, &Policy::default(), false);
         assert_eq!(
             p.place(&FreeMap::new(&free, 18), SimRequest::nodes(1, None)),
             Some(vec![0])

@@ -212,13 +212,6 @@ impl Placer {
         timed: bool,
     ) -> Placer {
         let policy_kind = kind;
-        let end_time = match kind {
-            PolicyKind::Nvl72EndTie => EndTime::TieBreak,
-            PolicyKind::Nvl72EndAlign => EndTime::Align,
-            _ => policy.end_time,
-        };
-        let uses_clock = kind.is_nvl72() && end_time != EndTime::Off;
-        let memo = (!uses_clock).then(Memo::default);
         let switches = match policy.switches {
             Switches::Limit {
                 count,
@@ -261,6 +254,9 @@ impl Placer {
             PolicyKind::Block => Kind::Block(BlockConfig::lab(racks, trays)),
             PolicyKind::Naive => Kind::Naive,
         };
+        let reads_clock =
+            matches!(&kind, Kind::Nvl72 { topo, .. } if topo.policy.end_time != EndTime::Off);
+        let memo = (!reads_clock).then(Memo::default);
         Placer {
             kind,
             policy_kind,

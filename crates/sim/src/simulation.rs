@@ -156,9 +156,6 @@ struct Run {
     /// The fingerprint of its trays ([`super::free_map::print_of`]), taken once.
     print: super::free_map::Print,
     start: Millis,
-    /// When backfill expects it to end: its start plus its time limit (a run stretched past
-    /// its limit is expected any moment from then on, as Slurm's backfill treats it).
-    expected_end: Millis,
 }
 
 struct Sim<'a> {
@@ -174,6 +171,9 @@ struct Sim<'a> {
     /// Killed jobs waiting out `requeue_delay` (queued, not yet eligible).
     delayed: usize,
     /// By `(expected end, job)`: the order a pass plans in, kept instead of sorted each pass.
+    /// The expected end is when backfill expects the run to end: its start plus its time
+    /// limit (a run stretched past its limit is expected any moment from then on, as Slurm's
+    /// backfill treats it).
     running: BTreeMap<(Millis, usize), Run>,
     /// Each running job's expected end: its key in `running`.
     expected_end: Vec<Millis>,
@@ -420,9 +420,9 @@ impl<'a> Sim<'a> {
         // order no plan depends on.
         let running: Vec<Running<'_>> = self
             .running
-            .values()
-            .map(|r| Running {
-                expected_end: r.expected_end.max(now + 1),
+            .iter()
+            .map(|(&(end, _), r)| Running {
+                expected_end: end.max(now + 1),
                 trays: &r.trays,
                 print: r.print,
             })
@@ -481,7 +481,6 @@ impl<'a> Sim<'a> {
                 print: super::free_map::print_of(&trays),
                 trays,
                 start: now,
-                expected_end: now + j.limit,
             },
         );
     }
@@ -544,7 +543,7 @@ impl<'a> Sim<'a> {
         self.cluster.check().expect("cluster invariants");
         let mut owner = vec![None; self.cluster.total()];
         for (&(end, job), run) in &self.running {
-            assert_eq!((end, end), (self.expected_end[job], run.expected_end));
+            assert_eq!(end, self.expected_end[job]);
             for &t in &run.trays {
                 assert!(owner[t].is_none(), "tray {t} held by two jobs");
                 owner[t] = Some(job);
