@@ -13,8 +13,8 @@
 #[doc(hidden)]
 pub use nvl72_engine::testkit;
 pub use nvl72_engine::{
-    allocation, config, demand, fragmentation, held_trays, hostlist, idle, model, node_order,
-    placement, reload, saved_pieces, topoinfo,
+    allocation, config, demand, fragmentation, free_index, held_trays, hostlist, idle, model,
+    node_order, offered_view, placement, reload, saved_pieces, topoinfo,
 };
 
 mod ffi;

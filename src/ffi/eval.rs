@@ -29,7 +29,8 @@ use super::state::{self, Loaded};
 use super::topo_eval::TopoEval;
 use crate::config::{EndTime, SegmentPlacement, Switches};
 use crate::demand::{gpus_in_tres, JobShape};
-use crate::model::{ClusterView, RackTally, Topology, Tray};
+use crate::model::{ClusterView, Topology, Tray};
+use crate::offered_view::OfferedView;
 use crate::placement::{self, JobRequest, Placement, Plan, RackLimit, Reject, WaitReason};
 
 /// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
@@ -255,47 +256,46 @@ pub fn cluster_view() -> ClusterView {
     }
 }
 
+/// The view of the last call, kept for the next one to build in ([`SpareView`]).
+static SPARE_VIEW: Mutex<Option<OfferedView>> = Mutex::new(None);
+
+/// A view being used, given back to [`SPARE_VIEW`] on every way out of the call (a panic
+/// included), so the next call writes into its memory rather than a fresh table of every
+/// tray. A call that finds no spare (the first, or a nested one) builds a new view.
+struct SpareView(OfferedView);
+
+impl Drop for SpareView {
+    fn drop(&mut self) {
+        if let Some(mut spare) = SPARE_VIEW.try_lock() {
+            *spare = Some(std::mem::take(&mut self.0));
+        }
+    }
+}
+
 /// The offered trays (`node_map`) with their live state and what each offers this job
 /// (`avail_res_array`); other trays stay "not offered", which is all the engine reads of
-/// them. Reads the node table only for offered trays.
+/// them. Reads the node table only for offered trays, and counts and indexes the racks as it
+/// goes ([`OfferedView`]), so the engine reads no tray again.
 ///
 /// A tray without an entry there is taken as a whole free tray (`unknown`): the engine then
 /// offers it, and Slurm's own check decides, rather than making the job wait for ever.
-///
-/// Each rack's count of offered trays is made in the same pass ([`ClusterView::tallies`]),
-/// so the engine reads every rack but no tray again.
-fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, topo: &Topology) -> ClusterView {
+fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, topo: &Topology) -> SpareView {
     let unknown = topo.full_tray;
-    let mut trays = vec![Tray::default(); slurm::node_count()];
-    let mut tallies = vec![RackTally::default(); topo.racks.len()];
-    // Node weights, kept only once two offered trays differ (the usual cluster has one
-    // weight, and then no per-node vector is built in this hot path).
-    let mut first_weight = None;
-    let mut weights: Vec<u64> = Vec::new();
-    for n in node_map.ones() {
-        let weight = slurm::node_sched_weight(n).unwrap_or(0);
-        match first_weight {
-            None => first_weight = Some(weight),
-            Some(w) if weights.is_empty() && weight != w => weights = vec![w; trays.len()],
-            Some(_) => {}
-        }
-        if let Some(slot) = weights.get_mut(n) {
-            *slot = weight;
-        }
-        if let Some(t) = trays.get_mut(n) {
-            let res = te.avail_res(n);
-            *t = tray(n, true, res.or(Some((unknown.gpus, unknown.cpus))));
-            if let Some(r) = topo.rack_of(n) {
-                tallies[r].add(*t);
-            }
-        }
-    }
-    ClusterView {
-        trays,
-        weights,
-        tallies,
-        ..ClusterView::default()
-    }
+    let spare = SPARE_VIEW.try_lock().and_then(|mut s| s.take());
+    let mut built = SpareView(spare.unwrap_or_default());
+    let node_count = slurm::node_count();
+    built.0.reset(topo, node_count);
+    let offered = node_map.ones().into_iter().filter(|&n| n < node_count);
+    built.0.offer(
+        topo,
+        offered.map(|n| {
+            let weight = slurm::node_sched_weight(n).unwrap_or(0);
+            let res = te.avail_res(n).or(Some((unknown.gpus, unknown.cpus)));
+            (n, tray(n, true, res), weight)
+        }),
+    );
+    built.0.finish(topo);
+    built
 }
 
 /// The longest run of consecutive node indices in `map`.
@@ -366,7 +366,8 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     }
     let now = end_times::now();
     let (mut req, shape) = job_request(call, te, job, st.topo.policy.switches, i64::from(now));
-    let mut view = offered_view(te, node_map, &st.topo);
+    let mut built = offered_view(te, node_map, &st.topo);
+    let view = &mut built.0.view;
     if st.topo.policy.end_time != EndTime::Off {
         // When jobs on each tray end; cached between changes of the job table. The
         // scheduler holds the job lock during eval, as busy_until requires.
@@ -374,7 +375,7 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
         view.busy_until = end_times::busy_until(job).unwrap_or_default();
         req.ends_at = end_times::ends_at(job, view.now);
     }
-    let alternatives = match placement::plan(&st.topo, &view, &req) {
+    let alternatives = match placement::plan(&st.topo, view, &req) {
         Ok(a) => a,
         Err(Reject::Never(why)) => {
             log::info!("JobId={}: {why}", job.id());

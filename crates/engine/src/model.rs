@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 use crate::config::{Config, Policy};
+use crate::free_index::FreeIndex;
 
 /// One NVLink domain: the trays of one NVL72 rack.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,8 +23,9 @@ pub struct Rack {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub racks: Vec<Rack>,
-    /// `node_rack[node]` is the rack holding that node, if any.
-    node_rack: Vec<Option<usize>>,
+    /// `node_rack[node]` is the rack holding that node, [`NO_RACK`] for none: four bytes a
+    /// node, as the plugin looks it up for every offered tray on every call.
+    node_rack: Vec<u32>,
     /// `node_range[d]` is `Some(first..end)` when rack `d`'s nodes are consecutive indices
     /// in order (the usual case): counting its free trays is then a scan of one slice.
     node_range: Vec<Option<std::ops::Range<usize>>>,
@@ -33,6 +35,9 @@ pub struct Topology {
     /// `largest_racks[k]` is how many trays the `k` largest racks have together: what a job
     /// over `k` racks can get at most, looked up rather than sorted for every job.
     largest_racks: Vec<usize>,
+    /// `(trays, racks)`: how many racks have each configured size (one or two sizes in
+    /// practice), so that checks over every rack's size cost nothing per rack.
+    sizes: Vec<(usize, usize)>,
     max_rack: usize,
     pub gpus_per_tray: u32,
     /// What a whole free tray offers a job (GPUs from `gpus_per_tray`; the plugin sets the
@@ -46,6 +51,10 @@ pub struct Topology {
     /// for those builds.
     pub block_25_11_segments: bool,
 }
+
+/// [`Topology`]'s mark for a node in no rack (more racks than this are refused long before:
+/// a rack has at least one tray, and Slurm's node indices are 32-bit).
+const NO_RACK: u32 = u32::MAX;
 
 /// A name from the configuration that the scheduler does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +116,7 @@ impl Topology {
         mut resolve: impl FnMut(&str) -> Option<usize>,
     ) -> (Topology, Vec<UnknownNode>) {
         let mut unknown = Vec::new();
-        let mut node_rack = vec![None; node_count];
+        let mut node_rack = vec![NO_RACK; node_count];
         let mut racks = Vec::with_capacity(config.racks.len());
         for rack in &config.racks {
             let d = racks.len();
@@ -115,8 +124,8 @@ impl Topology {
             let mut node_names = Vec::with_capacity(rack.nodes.len());
             for name in &rack.nodes {
                 match resolve(name).filter(|&i| i < node_count) {
-                    Some(i) if node_rack[i].is_none() => {
-                        node_rack[i] = Some(d);
+                    Some(i) if node_rack[i] == NO_RACK => {
+                        node_rack[i] = d as u32;
                         nodes.push(i);
                         node_names.push(name.clone());
                     }
@@ -155,12 +164,20 @@ impl Topology {
                 Some(*sum)
             }))
             .collect();
+        let mut size_counts: Vec<(usize, usize)> = Vec::new();
+        for &size in &sizes {
+            match size_counts.last_mut() {
+                Some((last, racks)) if *last == size => *racks += 1,
+                _ => size_counts.push((size, 1)),
+            }
+        }
         let topo = Topology {
             racks,
             node_rack,
             node_range,
             rack_size,
             largest_racks,
+            sizes: size_counts,
             max_rack,
             gpus_per_tray: config.gpus_per_tray,
             full_tray: Capacity {
@@ -196,7 +213,10 @@ impl Topology {
     }
 
     pub fn rack_of(&self, node: usize) -> Option<usize> {
-        self.node_rack.get(node).copied().flatten()
+        match self.node_rack.get(node) {
+            Some(&r) if r != NO_RACK => Some(r as usize),
+            _ => None,
+        }
     }
 
     /// Rack `d`'s configured trays.
@@ -214,6 +234,24 @@ impl Topology {
     /// The largest rack, in configured trays: the biggest job or segment that fits one rack.
     pub fn max_rack_size(&self) -> usize {
         self.max_rack
+    }
+
+    /// How many racks have at least `trays` configured trays.
+    pub fn racks_of_at_least(&self, trays: usize) -> usize {
+        self.sizes
+            .iter()
+            .filter(|&&(size, _)| size >= trays)
+            .map(|&(_, racks)| racks)
+            .sum()
+    }
+
+    /// How many pieces of `trays` trays the racks hold together, each inside one rack, when
+    /// every tray is free.
+    pub fn pieces_held(&self, trays: usize) -> usize {
+        self.sizes
+            .iter()
+            .map(|&(size, racks)| racks * (size / trays.max(1)))
+            .sum()
     }
 
     /// Every configured tray of every rack.
@@ -251,7 +289,7 @@ impl Topology {
     fn count_tally(&self, d: usize, view: &ClusterView) -> RackTally {
         let mut tally = RackTally::default();
         match self.rack_trays(d, view) {
-            Some(trays) => trays.iter().for_each(|&t| tally.add(t)),
+            Some(trays) => return RackTally::of_trays(trays),
             None => self.racks[d]
                 .nodes
                 .iter()
@@ -341,6 +379,13 @@ impl Holding {
         self.least = self.least.min(v);
         self.most = self.most.max(v);
     }
+
+    /// Adds what `other` holds.
+    pub fn merge(&mut self, other: &Holding) {
+        self.total += other.total;
+        self.least = self.least.min(other.least);
+        self.most = self.most.max(other.most);
+    }
 }
 
 /// One rack's offered trays for one job, and the GPUs and CPUs they hold.
@@ -360,6 +405,45 @@ impl RackTally {
             self.gpus.add(t.gpus);
             self.cpus.add(t.cpus);
         }
+    }
+
+    /// The tally of `trays`: [`RackTally::add`] for each, without a branch per tray (the
+    /// plugin counts every rack that offers a tray on every call).
+    pub fn of_trays(trays: &[Tray]) -> RackTally {
+        let (mut offered, mut gpus, mut cpus) = (0usize, 0u64, 0u64);
+        let (mut least_gpus, mut most_gpus) = (u16::MAX, 0u16);
+        let (mut least_cpus, mut most_cpus) = (u16::MAX, 0u16);
+        for t in trays {
+            // All ones for an offered tray, else zero.
+            let on = u16::from(t.offered).wrapping_neg();
+            offered += usize::from(t.offered);
+            gpus += u64::from(t.gpus & on);
+            cpus += u64::from(t.cpus & on);
+            least_gpus = least_gpus.min(t.gpus | !on);
+            most_gpus = most_gpus.max(t.gpus & on);
+            least_cpus = least_cpus.min(t.cpus | !on);
+            most_cpus = most_cpus.max(t.cpus & on);
+        }
+        RackTally {
+            offered,
+            gpus: Holding {
+                total: gpus,
+                least: least_gpus,
+                most: most_gpus,
+            },
+            cpus: Holding {
+                total: cpus,
+                least: least_cpus,
+                most: most_cpus,
+            },
+        }
+    }
+
+    /// Adds another rack's tally.
+    pub fn merge(&mut self, other: &RackTally) {
+        self.offered += other.offered;
+        self.gpus.merge(&other.gpus);
+        self.cpus.merge(&other.cpus);
     }
 }
 
@@ -408,6 +492,9 @@ pub struct ClusterView {
     /// change, unless whoever changes them recounts their racks
     /// ([`ClusterView::recount_rack`], as the simulator does between decisions).
     pub tallies: Vec<RackTally>,
+    /// The racks in best-fit order, built with the tallies ([`ClusterView::index_racks`]):
+    /// a decision then reads only the racks it offers. Empty: placement ranks every rack.
+    pub free_index: FreeIndex,
 }
 
 impl ClusterView {
@@ -425,13 +512,22 @@ impl ClusterView {
         self.tallies.clear();
         let tallies = (0..topo.racks.len()).map(|d| topo.tally(d, self)).collect();
         self.tallies = tallies;
+        self.index_racks(topo);
     }
 
-    /// Recounts rack `d`'s tally after its trays changed, in a view that has tallies.
+    /// Orders the racks by their tallies ([`ClusterView::free_index`]).
+    pub fn index_racks(&mut self, topo: &Topology) {
+        self.free_index.rebuild(topo, &self.tallies);
+    }
+
+    /// Recounts rack `d`'s tally after its trays changed, in a view that has tallies. The
+    /// free index is dropped (a stale order would mislead a decision): index the racks again
+    /// once every changed rack is recounted.
     pub fn recount_rack(&mut self, topo: &Topology, d: usize) {
         let tally = topo.count_tally(d, self);
         if let Some(t) = self.tallies.get_mut(d) {
             *t = tally;
+            self.free_index.clear();
         }
     }
 
@@ -480,6 +576,27 @@ mod tests {
         assert_eq!(t.rack_of(18), Some(1));
         assert_eq!(t.rack_of(54), None);
         assert_eq!(t.max_rack_size(), 18);
+    }
+
+    #[test]
+    fn rack_sizes_are_counted_once_for_checks_over_every_rack() {
+        let mut config = Config::default();
+        for (r, size) in [18, 16, 18, 12].into_iter().enumerate() {
+            config.racks.push(crate::config::RackConfig {
+                name: format!("r{r}"),
+                nodes: (0..size).map(|t| format!("r{r}n{t}")).collect(),
+                clique: None,
+                group: None,
+            });
+        }
+        let names: Vec<String> = config.racks.iter().flat_map(|r| r.nodes.clone()).collect();
+        let (t, _) = Topology::resolve(&config, names.len(), |n| names.iter().position(|m| m == n));
+        assert_eq!(t.racks_of_at_least(17), 2);
+        assert_eq!(t.racks_of_at_least(12), 4);
+        assert_eq!(t.racks_of_at_least(19), 0);
+        // 8 trays: 2 + 2 + 2 + 1 pieces; 6 trays: 3 + 2 + 3 + 2.
+        assert_eq!(t.pieces_held(8), 7);
+        assert_eq!(t.pieces_held(6), 10);
     }
 
     #[test]

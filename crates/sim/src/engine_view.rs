@@ -56,6 +56,9 @@ impl EngineView {
         for &r in &self.changed {
             self.view.recount_rack(topo, r);
         }
+        if !self.changed.is_empty() {
+            self.view.index_racks(topo);
+        }
         &self.view
     }
 

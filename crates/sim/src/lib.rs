@@ -35,7 +35,7 @@
 // The engine's modules under the names the simulator has always used for them.
 #[cfg(test)]
 use nvl72_engine::testkit;
-use nvl72_engine::{config, hostlist, idle, model, placement};
+use nvl72_engine::{config, hostlist, idle, model, offered_view, placement};
 
 pub mod analytic;
 pub mod bench;

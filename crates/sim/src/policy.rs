@@ -190,11 +190,11 @@ impl Memo {
 }
 
 enum Kind {
-    /// Boxed: `Topology` is large (its policy, racks and indices), the other kinds are small.
-    /// `spill`: the start-now topology `nvl72-spill` falls back to.
+    /// Boxed: `Topology` and the view are large (policy, racks, indices, tallies), the
+    /// other kinds are small. `spill`: the start-now topology `nvl72-spill` falls back to.
     Nvl72 {
         topo: Box<Topology>,
-        view: EngineView,
+        view: Box<EngineView>,
         spill: Option<Box<Topology>>,
     },
     Block(BlockConfig),
@@ -246,7 +246,7 @@ impl Placer {
                 });
                 let topo = Box::new(Topology::uniform(racks, trays, policy));
                 Kind::Nvl72 {
-                    view: EngineView::all_free(&topo, racks * trays),
+                    view: Box::new(EngineView::all_free(&topo, racks * trays)),
                     topo,
                     spill,
                 }

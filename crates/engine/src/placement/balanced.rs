@@ -11,7 +11,7 @@
 
 use std::cmp::Reverse;
 
-use super::fewest_racks::tightest_racks;
+use super::fewest_racks::{tightest_racks, Buckets};
 use super::multi_rack::{plan_fewest_racks, rooms_by_group};
 use super::room::{Ctx, Room};
 use super::{Piece, Reject, WaitReason};
@@ -61,19 +61,14 @@ pub(super) fn balanced_pieces(
 }
 
 /// The racks of a balanced plan and its largest piece.
-struct Balanced<'r> {
-    racks: Vec<&'r Room>,
+struct Balanced {
+    racks: Vec<Room>,
     cap: usize,
 }
 
 /// The most balanced set of `k` racks among `rooms`: the least cap with which some set
 /// holds `n`, then the tightest set at that cap.
-fn balanced_set<'r>(
-    topo: &Topology,
-    rooms: &[&'r Room],
-    n: usize,
-    k: usize,
-) -> Option<Balanced<'r>> {
+fn balanced_set(topo: &Topology, rooms: &[&Room], n: usize, k: usize) -> Option<Balanced> {
     // The k racks with the most free trays hold the most at any cap.
     let mut frees: Vec<usize> = rooms.iter().map(|r| r.free).collect();
     frees.sort_unstable_by_key(|&f| Reverse(f));
@@ -83,14 +78,14 @@ fn balanced_set<'r>(
     }
     let holds = |cap: usize| frees.iter().map(|&f| f.min(cap)).sum::<usize>() >= n;
     let cap = (n.div_ceil(k.max(1))..=topo.max_rack_size()).find(|&c| holds(c))?;
-    let racks = tightest_racks(rooms, n, cap, k, topo)?;
+    let racks = tightest_racks(&Buckets::of_rooms(rooms, n, cap, k, topo)?, k, topo)?;
     Some(Balanced { racks, cap })
 }
 
 /// `n` trays over `racks` as evenly as their free trays allow, none above `cap`: racks with
 /// the fewest free trays are served first, each with its share of what is left.
-fn even_pieces(racks: &[&Room], n: usize, cap: usize) -> Vec<Piece> {
-    let mut order: Vec<&Room> = racks.to_vec();
+fn even_pieces(racks: &[Room], n: usize, cap: usize) -> Vec<Piece> {
+    let mut order: Vec<&Room> = racks.iter().collect();
     order.sort_by_key(|r| r.free.min(cap));
     let mut left = n;
     let mut shares = Vec::with_capacity(order.len());

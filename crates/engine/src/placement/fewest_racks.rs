@@ -8,7 +8,7 @@
 //! up to at most `D = k*M - n`, which is below `M`. So only racks with a deficit of at most
 //! `D` matter, and the search runs over deficit values (at most 18 for NVL72), not racks.
 
-use super::room::Room;
+use super::room::{Ctx, Room};
 use super::Piece;
 use crate::model::Topology;
 
@@ -24,9 +24,25 @@ pub(super) fn tightest_set(
     max_rack: usize,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
+    let k = n.div_ceil(max_rack);
+    let racks = tightest_racks(&Buckets::of_rooms(rooms, n, max_rack, k, topo)?, k, topo)?;
+    pieces_of(&racks, n)
+}
+
+/// [`tightest_set`] over every rack, read off the view's free index: only the racks a set
+/// could use are looked at.
+pub(super) fn tightest_set_indexed(ctx: &Ctx, n: usize) -> Option<Vec<Piece>> {
+    let max_rack = ctx.topo.max_rack_size();
+    let k = n.div_ceil(max_rack);
+    let racks = tightest_racks(&Buckets::of_index(ctx, n, max_rack, k)?, k, ctx.topo)?;
+    pieces_of(&racks, n)
+}
+
+/// `n` trays from `racks` in their order, each giving all its free trays but the last.
+fn pieces_of(racks: &[Room], n: usize) -> Option<Vec<Piece>> {
     let mut pieces = Vec::new();
     let mut left = n;
-    for h in tightest_racks(rooms, n, max_rack, n.div_ceil(max_rack), topo)? {
+    for h in racks {
         let take = h.free.min(left);
         pieces.push(Piece {
             rack: h.rack,
@@ -37,49 +53,85 @@ pub(super) fn tightest_set(
     (left == 0).then_some(pieces)
 }
 
-/// The tightest set of `k` racks among `rooms` that hold `n` trays when each rack counts at
-/// most `cap` of its free trays, fullest first; `None` if there is none. `cap` is the
-/// largest rack for `fewest-racks`, the largest piece for `balanced`, with `k =
-/// ceil(n / cap)` racks for both; a job spilling past its rack limit (`rack_limit`) asks
-/// for the fewest racks that hold it now, which may be more. Tightest: the fewest counted
-/// free trays, then (with `prefer_degraded`) the most racks that are not whole; racks that
-/// can give all `cap` trays go best fit first (fewest free trays), then by
-/// [`Room::tie_break`].
-pub(super) fn tightest_racks<'r>(
-    rooms: &[&'r Room],
-    n: usize,
-    cap: usize,
-    k: usize,
-    topo: &Topology,
-) -> Option<Vec<&'r Room>> {
-    let prefer_degraded = topo.policy.prefer_degraded;
-    let budget = (k * cap).checked_sub(n)?;
-    // buckets[d]: racks missing d of `cap` free trays, in tie-break order (with
-    // prefer_degraded, not whole first, so that a whole rack of a smaller size is kept when
-    // another does as well).
-    let mut buckets: Vec<Vec<&Room>> = vec![Vec::new(); budget + 1];
-    // A rack without a free tray would be a piece of none (only reachable when `k` racks
-    // leave more than `cap` trays to spare).
-    for h in rooms.iter().filter(|h| h.free > 0) {
-        if let Some(bucket) = cap
-            .checked_sub(h.free.min(cap))
-            .and_then(|d| buckets.get_mut(d))
-        {
-            bucket.push(h);
+/// The racks a set of `k` racks holding `n` trays, each counting at most `cap` of its free
+/// trays, can be made of, by deficit: `len[d]` racks miss `d` of `cap` free trays (`d = 0`:
+/// they have `cap` or more), and `front[d]` are the first `k` of them in the order a set
+/// takes them (fewest free trays, then [`Room::tie_break`]; with `prefer_degraded`, not
+/// whole first, so that a whole rack of a smaller size is kept when another does as well).
+pub(super) struct Buckets {
+    len: Vec<usize>,
+    front: Vec<Vec<Room>>,
+}
+
+impl Buckets {
+    /// The buckets of `rooms`; `None` when no `k` racks can hold `n` at that cap.
+    pub(super) fn of_rooms(
+        rooms: &[&Room],
+        n: usize,
+        cap: usize,
+        k: usize,
+        topo: &Topology,
+    ) -> Option<Buckets> {
+        let budget = (k * cap).checked_sub(n)?;
+        let mut buckets: Vec<Vec<&Room>> = vec![Vec::new(); budget + 1];
+        // A rack without a free tray would be a piece of none (only reachable when `k` racks
+        // leave more than `cap` trays to spare).
+        for h in rooms.iter().filter(|h| h.free > 0) {
+            if let Some(bucket) = cap
+                .checked_sub(h.free.min(cap))
+                .and_then(|d| buckets.get_mut(d))
+            {
+                bucket.push(h);
+            }
         }
+        for bucket in &mut buckets {
+            bucket.sort_by_key(|h| (h.free, h.tie_break(topo)));
+        }
+        Some(Buckets {
+            len: buckets.iter().map(Vec::len).collect(),
+            front: buckets
+                .iter()
+                .map(|b| b.iter().take(k).map(|&h| h.clone()).collect())
+                .collect(),
+        })
     }
-    for bucket in &mut buckets {
-        bucket.sort_by_key(|h| (h.free, h.tie_break(topo)));
+
+    /// [`Buckets::of_rooms`] of every rack, from the view's free index (in that order
+    /// already): only the racks at the front of each bucket are read.
+    pub(super) fn of_index(ctx: &Ctx, n: usize, cap: usize, k: usize) -> Option<Buckets> {
+        let index = &ctx.view.free_index;
+        let budget = (k * cap).checked_sub(n)?;
+        let at = |d: usize| match d {
+            0 => index.at_least(cap),
+            d if d < cap => index.exactly(cap - d),
+            _ => 0..0, // racks without a free tray
+        };
+        let ranges: Vec<std::ops::Range<usize>> = (0..=budget).map(at).collect();
+        Some(Buckets {
+            len: ranges.iter().map(|r| r.len()).collect(),
+            front: ranges
+                .into_iter()
+                .map(|r| r.take(k).map(|i| ctx.room(index.rack(i))).collect())
+                .collect(),
+        })
     }
-    let values: Vec<usize> = (1..=budget)
-        .rev()
-        .filter(|&d| !buckets[d].is_empty())
-        .collect();
+}
+
+/// The tightest set of `k` racks of `buckets` (see [`Buckets`]), fullest first; `None` if
+/// there is none. The cap is the largest rack for `fewest-racks`, the largest piece for
+/// `balanced`, with `k = ceil(n / cap)` racks for both; a job spilling past its rack limit
+/// (`rack_limit`) asks for the fewest racks that hold it now, which may be more. Tightest:
+/// the fewest counted free trays, then (with `prefer_degraded`) the most racks that are not
+/// whole; racks that can give all `cap` trays go best fit first (fewest free trays), then by
+/// [`Room::tie_break`].
+pub(super) fn tightest_racks(buckets: &Buckets, k: usize, topo: &Topology) -> Option<Vec<Room>> {
+    let budget = buckets.len.len() - 1;
+    let values: Vec<usize> = (1..=budget).rev().filter(|&d| buckets.len[d] > 0).collect();
     let mut search = Search {
-        buckets: &buckets,
+        lens: &buckets.len,
         values: &values,
         k,
-        count_tiebreak: prefer_degraded,
+        count_tiebreak: topo.policy.prefer_degraded,
         counts: vec![0; values.len()],
         best: None,
         steps: 0,
@@ -87,18 +139,19 @@ pub(super) fn tightest_racks<'r>(
     search.run(0, 0, 0, budget);
     let (_, counts) = search.best?;
     let partial = counts.iter().sum::<usize>();
-    let full = buckets[0].iter().take(k - partial);
+    let full = buckets.front[0].iter().take(k - partial);
     let chosen = values
         .iter()
         .zip(&counts)
         .rev() // smallest deficits (fullest racks) first
-        .flat_map(|(&d, &c)| buckets[d].iter().take(c));
-    Some(full.chain(chosen).copied().collect())
+        .flat_map(|(&d, &c)| buckets.front[d].iter().take(c));
+    Some(full.chain(chosen).cloned().collect())
 }
 
 /// Depth-first search over how many racks of each deficit value to use.
 struct Search<'a> {
-    buckets: &'a [Vec<&'a Room>],
+    /// Racks per deficit value.
+    lens: &'a [usize],
     /// Non-empty deficit values, largest first.
     values: &'a [usize],
     k: usize,
@@ -128,13 +181,13 @@ impl Search<'_> {
         if i == self.values.len() {
             let key = self.key(deficit, racks);
             let better = self.best.as_ref().map_or(true, |(b, _)| key > *b);
-            if better && self.k - racks <= self.buckets[0].len() {
+            if better && self.k - racks <= self.lens[0] {
                 self.best = Some((key, self.counts.clone()));
             }
             return;
         }
         let d = self.values[i];
-        let most = self.buckets[d].len().min(self.k - racks).min(left / d);
+        let most = self.lens[d].min(self.k - racks).min(left / d);
         for c in (0..=most).rev() {
             self.counts[i] = c;
             self.run(i + 1, deficit + c * d, racks + c, left - c * d);

@@ -17,13 +17,7 @@ pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<V
     let topo = ctx.topo;
     let largest = topo.max_rack_size();
     let fewest = n.div_ceil(largest);
-    let wait = || {
-        Reject::NotNow(WaitReason::NoFewestRacks {
-            racks: fewest,
-            trays: n,
-            rule: topo.policy.multi_rack,
-        })
-    };
+    let wait = || no_fewest_racks(topo, n);
     let tightest =
         |members: &[&Room], n: usize| fewest_racks::tightest_set(members, n, largest, topo);
     if !ctx.required.is_empty() {
@@ -43,6 +37,20 @@ pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<V
         best = tightest(&all, n);
     }
     best.ok_or_else(wait)
+}
+
+/// [`plan_fewest_racks`] without `-w` nodes or rack groups to prefer, from the view's free
+/// index.
+pub(super) fn plan_fewest_racks_indexed(ctx: &Ctx, n: usize) -> Result<Vec<Piece>, Reject> {
+    fewest_racks::tightest_set_indexed(ctx, n).ok_or_else(|| no_fewest_racks(ctx.topo, n))
+}
+
+fn no_fewest_racks(topo: &Topology, n: usize) -> Reject {
+    Reject::NotNow(WaitReason::NoFewestRacks {
+        racks: n.div_ceil(topo.max_rack_size()),
+        trays: n,
+        rule: topo.policy.multi_rack,
+    })
 }
 
 /// Fewest racks with `-w` nodes: every rack holding a required node is used and filled first

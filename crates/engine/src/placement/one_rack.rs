@@ -5,7 +5,9 @@
 use super::room::{Ctx, Room};
 use super::{JobRequest, Piece, Reject, WaitReason};
 use crate::config::EndTime;
-use crate::model::{Holding, Tray};
+use std::ops::Range;
+
+use crate::model::{Holding, RackTally, Tray};
 
 impl Ctx<'_> {
     /// The fewest offered trays of `h`'s rack that could meet the request: its node
@@ -177,6 +179,71 @@ pub(super) fn plan_one_rack(
         }));
     }
     Ok(fits.iter().map(|&fit| piece(fit)).collect())
+}
+
+/// The racks that can hold a job that fits one, read off the view's free index
+/// ([`crate::free_index::FreeIndex`]) when the job needs the same trays in every rack: a node
+/// count, or GPUs and CPUs on trays that all hold alike (whole free trays). Those racks are
+/// then the ones offering at least that need, one range of the index already in
+/// [`by_best_fit`]'s order, and a decision reads only the racks it tries. `None` when the
+/// view has no index, or the rule or the trays ask for a rack-by-rack ranking.
+pub(super) fn by_free_index(ctx: &Ctx, req: &JobRequest) -> Option<Result<IndexedFits, Reject>> {
+    let index = &ctx.view.free_index;
+    let plain = ctx.end_time_rule(req).is_none() && !ctx.weighted && ctx.required.is_empty();
+    if !index.is_built() || !plain || req.min_nodes == 0 {
+        return None;
+    }
+    let base = req.min_nodes.max(req.demand.trays);
+    let need = if req.demand.binds(req.min_nodes) {
+        if !index.alike() {
+            return None;
+        }
+        alike_need(req, base, &index.held)
+    } else {
+        Some(base)
+    };
+    let at = need
+        .filter(|&n| n <= req.max_nodes)
+        .map(|n| (index.at_least(n), n));
+    Some(match at {
+        Some((at, need)) if !at.is_empty() => Ok(IndexedFits {
+            at,
+            trays: (!req.is_flexible()).then_some(need),
+        }),
+        _ => Err(Reject::NotNow(WaitReason::NoRackRoom {
+            trays: req.trays_needed(ctx.topo),
+            demand: req.demand.clone(),
+        })),
+    })
+}
+
+/// The racks that hold a one-rack job, as positions of the view's free index, best fit
+/// first.
+#[derive(Debug, Clone)]
+pub(super) struct IndexedFits {
+    pub at: Range<usize>,
+    /// What each rack is offered: `trays` trays, or (`None`, a flexible job) all its free
+    /// trays.
+    pub trays: Option<usize>,
+}
+
+/// [`Ctx::need`] on any rack when every offered tray holds what `held` says (its least is
+/// its most): the same for every rack that has that many trays; `None` when no rack can
+/// meet the demand.
+fn alike_need(req: &JobRequest, base: usize, held: &RackTally) -> Option<usize> {
+    let trays_for = |total: u64, each: u16| match (total, each) {
+        (0, _) => Some(0),
+        (_, 0) => None,
+        (total, each) => usize::try_from(total.div_ceil(u64::from(each))).ok(),
+    };
+    let gpus = trays_for(req.demand.gpus, held.gpus.most)?;
+    // Every offered tray has a CPU, so `base` trays cover up to `base` CPUs.
+    let cpus = if req.demand.cpus <= base as u64 {
+        0
+    } else {
+        trays_for(req.demand.cpus, held.cpus.most)?
+    };
+    Some(base.max(gpus).max(cpus))
 }
 
 /// [`plan_one_rack`] in the usual case, no `-w`, no node weights and no end-time rule: the

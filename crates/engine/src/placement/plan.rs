@@ -2,11 +2,14 @@
 //! ([`Placement`]) made of pieces, one per rack ([`Piece`]), built only when tried.
 
 use super::balanced::plan_balanced;
-use super::multi_rack::{plan_fewest_racks, plan_start_now};
-use super::one_rack::plan_one_rack;
+use super::multi_rack::{plan_fewest_racks, plan_fewest_racks_indexed, plan_start_now};
+use super::one_rack::{by_free_index, plan_one_rack, IndexedFits};
 use super::rack_limit;
 use super::room::{Ctx, Room};
-use super::segments::{best_fit_segments, oversized_segments, spread_segments};
+use super::segments::{
+    best_fit_segments, best_fit_segments_indexed, oversized_segments, spread_segments,
+    spread_segments_indexed,
+};
 use super::validate::{required_rack_list, validate};
 use super::{JobRequest, RackLimit, Reject, WaitReason};
 use crate::config::{MultiRack, SegmentPlacement};
@@ -54,6 +57,8 @@ enum Alternatives {
     /// Each one rack's piece (all its free trays when the job is flexible): a job may be
     /// offered every rack of a large cluster.
     OneRack(Vec<Piece>),
+    /// Racks read off the view's free index.
+    Indexed(IndexedFits),
     /// Each a node set over several racks.
     Pieces(Vec<Vec<Piece>>),
 }
@@ -74,6 +79,7 @@ impl Plan<'_> {
     pub fn len(&self) -> usize {
         match &self.alternatives {
             Alternatives::OneRack(fits) => fits.len(),
+            Alternatives::Indexed(fits) => fits.at.len(),
             Alternatives::Pieces(sets) => sets.len(),
         }
     }
@@ -91,6 +97,16 @@ impl Plan<'_> {
                     nodes: self.ctx.take(rack, trays),
                     exact: self.exact,
                     pieces: vec![fits[i]],
+                }
+            }
+            Alternatives::Indexed(fits) => {
+                let (topo, view) = (self.ctx.topo, self.ctx.view);
+                let rack = view.free_index.rack(fits.at.start + i);
+                let trays = fits.trays.unwrap_or_else(|| topo.offered_in(rack, view));
+                Placement {
+                    nodes: self.ctx.take(rack, trays),
+                    exact: self.exact,
+                    pieces: vec![Piece { rack, trays }],
                 }
             }
             Alternatives::Pieces(sets) => Placement {
@@ -170,6 +186,9 @@ pub fn plan<'a>(
 
 /// Every rack that can hold a job that fits one, best first.
 fn one_rack(ctx: &Ctx, req: &JobRequest) -> Result<Alternatives, Reject> {
+    if let Some(fits) = by_free_index(ctx, req) {
+        return Ok(Alternatives::Indexed(fits?));
+    }
     let fits = if ctx.weighted {
         plan_one_rack(ctx, ctx.rooms().into_iter(), req)?
     } else {
@@ -183,6 +202,9 @@ fn one_rack(ctx: &Ctx, req: &JobRequest) -> Result<Alternatives, Reject> {
 /// at most weight `w` for the least `w` that works (a binary search: more trays never make a
 /// plan fail), so heavier trays are used only when the lighter ones cannot hold the job.
 fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
+    if let Some(pieces) = indexed_pieces(ctx, req, n) {
+        return pieces;
+    }
     let mut best = pieces_for(ctx, &ctx.rooms(), req, n)?;
     if !ctx.weighted {
         return Ok(best);
@@ -201,6 +223,37 @@ fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, 
         }
     }
     Ok(best)
+}
+
+/// [`pieces_for`] on every rack, read off the view's free index where it stands for every
+/// rack's room (no weights, no `-w`, no rack group to prefer) and the rule takes racks in
+/// best-fit order: `fewest-racks`, and segments by best fit or spread. Only the racks a plan
+/// could take are read. `None`: rank every rack's room.
+fn indexed_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Option<Result<Vec<Piece>, Reject>> {
+    let topo = ctx.topo;
+    if !ctx.view.free_index.is_built() || ctx.weighted || !ctx.required.is_empty() {
+        return None;
+    }
+    let grouped = topo.policy.prefer_same_group && !topo.groups.is_empty();
+    let pieces = match req.segment {
+        Some(s) if s <= topo.max_rack_size() => {
+            let count = req.min_nodes / s;
+            match req.segment_rule(topo) {
+                SegmentPlacement::BestFit => best_fit_segments_indexed(ctx, count, s),
+                SegmentPlacement::Spread => spread_segments_indexed(ctx, count, s),
+                SegmentPlacement::Consolidate => return None,
+            }
+        }
+        None if topo.policy.multi_rack == MultiRack::FewestRacks && !grouped => {
+            plan_fewest_racks_indexed(ctx, n)
+        }
+        _ => return None,
+    };
+    match (&pieces, req.switches.and_then(RackLimit::active)) {
+        // Over the rack limit: its rules read every rack.
+        (Ok(p), Some(most)) if p.len() > most => None,
+        _ => Some(pieces),
+    }
 }
 
 /// The pieces of a multi-rack job or of several segments, on `rooms`, within the job's rack

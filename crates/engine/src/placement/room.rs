@@ -88,6 +88,18 @@ impl Ctx<'_> {
         })
     }
 
+    /// Rack `r`'s room without `-w` nodes or weights (what the free index stands for).
+    pub fn room(&self, r: usize) -> Room {
+        let free = self.topo.offered_in(r, self.view);
+        Room {
+            rack: r,
+            free,
+            whole: free == self.topo.rack_size(r),
+            required: 0,
+            weight: 0,
+        }
+    }
+
     /// How many `-w` nodes each rack holds (empty without `-w`).
     fn required_per_rack(&self) -> Vec<usize> {
         if self.required.is_empty() {

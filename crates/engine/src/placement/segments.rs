@@ -50,11 +50,7 @@ pub(super) fn spread_segments(
 ) -> Result<Vec<Piece>, Reject> {
     let mut fits: Vec<&Room> = rooms.iter().filter(|r| r.free >= s).collect();
     if fits.len() < count {
-        return Err(Reject::NotNow(WaitReason::TooFewRacksToSpread {
-            racks: fits.len(),
-            segment: s,
-            segments: count,
-        }));
+        return Err(too_few_to_spread(fits.len(), count, s));
     }
     fits.sort_unstable_by_key(|r| r.fit_key(ctx.topo, r.free - s));
     let piece = |r: &&Room| Piece {
@@ -62,6 +58,33 @@ pub(super) fn spread_segments(
         trays: s,
     };
     Ok(fits[..count].iter().map(piece).collect())
+}
+
+/// [`spread_segments`] over every rack, from the view's free index: the best-fitting racks
+/// are its first ones with room for a segment.
+pub(super) fn spread_segments_indexed(
+    ctx: &Ctx,
+    count: usize,
+    s: usize,
+) -> Result<Vec<Piece>, Reject> {
+    let index = &ctx.view.free_index;
+    let fits = index.at_least(s);
+    if fits.len() < count {
+        return Err(too_few_to_spread(fits.len(), count, s));
+    }
+    let piece = |at: usize| Piece {
+        rack: index.rack(at),
+        trays: s,
+    };
+    Ok(fits.take(count).map(piece).collect())
+}
+
+fn too_few_to_spread(racks: usize, count: usize, s: usize) -> Reject {
+    Reject::NotNow(WaitReason::TooFewRacksToSpread {
+        racks,
+        segment: s,
+        segments: count,
+    })
 }
 
 /// topology/block's segment rule, each segment on its own: the rack whose free trays fit
@@ -81,7 +104,7 @@ pub(super) fn best_fit_segments(
     // Counting sort by (free, keep_whole), stable in rack order: slot = 2 * free + whole.
     let slots = 2 * (topo.max_rack_size() + 1);
     let slot = |h: &Room| 2 * h.free + usize::from(h.keep_whole(topo));
-    let mut start = vec![0usize; slots + 1];
+    let mut start = vec![0u32; slots + 1];
     for h in rooms {
         start[slot(h) + 1] += 1;
     }
@@ -89,7 +112,7 @@ pub(super) fn best_fit_segments(
         start[i] += start[i - 1];
     }
     let mut next = start.clone(); // next[slot]: first untouched rack in that slot
-    let mut order = vec![0usize; rooms.len()];
+    let mut order = vec![0u32; rooms.len()];
     // Lighter racks first within a slot (stable: configuration order on ties).
     let mut by_weight: Vec<usize> = Vec::new();
     if ctx.weighted {
@@ -100,19 +123,45 @@ pub(super) fn best_fit_segments(
     for i in in_order.into_iter().flatten().chain(by_weight) {
         let h = &rooms[i];
         let at = &mut next[slot(h)];
-        order[*at] = i;
+        order[*at as usize] = i as u32;
         *at += 1;
     }
-    let mut next = start.clone();
-    // (hole, free trays left) of racks this job already uses
-    let mut used: Vec<(usize, usize)> = Vec::new();
+    fit_segments(ctx, (&start, &order), |i| rooms[i].clone(), count, s)
+}
+
+/// [`best_fit_segments`] over every rack, from the view's free index: the racks are in
+/// that order already, and only the ones taken are read.
+pub(super) fn best_fit_segments_indexed(
+    ctx: &Ctx,
+    count: usize,
+    s: usize,
+) -> Result<Vec<Piece>, Reject> {
+    let index = &ctx.view.free_index;
+    fit_segments(ctx, index.slots(), |r| ctx.room(r), count, s)
+}
+
+/// The rule of [`best_fit_segments`] on racks in tie-break order within slots of (free,
+/// keep-whole): `order[start[slot]..start[slot + 1]]` are the racks of `slot`, and
+/// `room(r)` is what rack `order[_] = r` offers.
+fn fit_segments(
+    ctx: &Ctx,
+    (start, order): (&[u32], &[u32]),
+    room: impl Fn(usize) -> Room,
+    count: usize,
+    s: usize,
+) -> Result<Vec<Piece>, Reject> {
+    let topo = ctx.topo;
+    let slots = start.len() - 1;
+    let mut next = start.to_vec();
+    // (room, free trays left) of racks this job already uses
+    let mut used: Vec<(Room, usize)> = Vec::new();
     for _ in 0..count {
         let untouched = (2 * s..slots).find(|&k| next[k] < start[k + 1]);
         let reused = used
             .iter()
             .enumerate()
-            .filter(|(_, &(_, left))| left >= s)
-            .min_by_key(|(_, &(i, left))| rooms[i].fit_key(topo, left))
+            .filter(|(_, (_, left))| *left >= s)
+            .min_by_key(|(_, (h, left))| h.fit_key(topo, *left))
             .map(|(u, &(_, left))| (u, left));
         let take_reused = match (untouched, reused) {
             (_, None) => false,
@@ -124,16 +173,17 @@ pub(super) fn best_fit_segments(
             let (u, _) = reused.expect("checked above");
             used[u].1 -= s;
         } else if let Some(k) = untouched {
-            let i = order[next[k]];
+            let h = room(order[next[k] as usize] as usize);
             next[k] += 1;
-            used.push((i, rooms[i].free - s));
+            let left = h.free - s;
+            used.push((h, left));
         } else {
             return Err(Reject::NotNow(WaitReason::NoRackForSegment { segment: s }));
         }
     }
-    let piece = |&(i, left): &(usize, usize)| Piece {
-        rack: rooms[i].rack,
-        trays: rooms[i].free - left,
+    let piece = |(h, left): &(Room, usize)| Piece {
+        rack: h.rack,
+        trays: h.free - left,
     };
     Ok(used.iter().map(piece).collect())
 }

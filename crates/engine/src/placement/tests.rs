@@ -974,3 +974,63 @@ proptest! {
         prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
 }
+
+/// Racks of 18, 16, 18, 12, 18, 17 trays, consecutive node indices.
+fn uneven_racks(policy: Policy) -> Topology {
+    let mut config = crate::config::Config {
+        policy,
+        ..crate::config::Config::default()
+    };
+    let mut first = 0;
+    for (r, size) in [18, 16, 18, 12, 18, 17].into_iter().enumerate() {
+        config.racks.push(crate::config::RackConfig {
+            name: format!("rack{r}"),
+            nodes: (first..first + size).map(|n| format!("n{n}")).collect(),
+            clique: None,
+            group: None,
+        });
+        first += size;
+    }
+    let (topo, _) = Topology::resolve(&config, first, |n| n[1..].parse().ok());
+    topo
+}
+
+proptest! {
+    /// The free index against the rack-by-rack ranking it stands in for, on racks of one
+    /// size and of several, with trays that hold alike (whole trays: the index answers
+    /// jobs sized by GPUs too) and trays that do not.
+    #[test]
+    fn a_free_index_gives_the_placements_of_a_rack_by_rack_ranking(
+        view in arb_uneven_view(6),
+        req in arb_request(),
+        prefer_degraded in any::<bool>(),
+        uneven in any::<bool>(),
+        alike in any::<bool>(),
+        rules in (0usize..3, 0usize..3),
+    ) {
+        let policy = Policy {
+            prefer_degraded,
+            multi_rack: [MultiRack::FewestRacks, MultiRack::Balanced, MultiRack::StartNow][rules.0],
+            segment_placement: [
+                SegmentPlacement::BestFit,
+                SegmentPlacement::Spread,
+                SegmentPlacement::Consolidate,
+            ][rules.1],
+            ..Policy::default()
+        };
+        let topo = if uneven { uneven_racks(policy) } else { Topology::uniform(6, 18, policy) };
+        let mut view = view;
+        view.trays.truncate(topo.total_trays());
+        if alike {
+            for t in view.trays.iter_mut() {
+                (t.gpus, t.cpus) = (4, 144);
+            }
+        }
+        let mut counted = view.clone();
+        counted.count_racks(&topo);
+        let mut unindexed = counted.clone();
+        unindexed.free_index.clear();
+        let (indexed, ranked) = (placements(&topo, &counted, &req), placements(&topo, &unindexed, &req));
+        prop_assert_eq!(format!("{indexed:?}"), format!("{ranked:?}"));
+    }
+}

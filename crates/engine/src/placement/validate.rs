@@ -85,7 +85,7 @@ fn check_segments(
         return fits_some_racks(topo, s, &[]);
     }
     if req.segment_rule(topo) == SegmentPlacement::Spread {
-        let racks = topo.racks.iter().filter(|r| r.nodes.len() >= s).count();
+        let racks = topo.racks_of_at_least(s);
         if segments > racks {
             return Err(TooFewRacksToSpread {
                 segments,
@@ -95,7 +95,7 @@ fn check_segments(
         }
         return Ok(());
     }
-    let room: usize = topo.racks.iter().map(|r| r.nodes.len() / s).sum();
+    let room = topo.pieces_held(s);
     if segments > room {
         return Err(SegmentsDoNotFit {
             segments,

@@ -1,0 +1,155 @@
+//! The view the plugin builds on every call from the trays Slurm offers one job: counted and
+//! indexed as it is written, in memory kept from the call before, so that a call costs the
+//! trays offered and the racks, not a fresh table of every tray (issue 33).
+#![forbid(unsafe_code)]
+
+use crate::model::{ClusterView, RackTally, Topology, Tray};
+
+/// A [`ClusterView`] being built from the offered trays, and what the next build must undo.
+#[derive(Debug, Clone, Default)]
+pub struct OfferedView {
+    pub view: ClusterView,
+    /// The racks that offered a tray since [`OfferedView::reset`], in the order met (Slurm
+    /// hands trays over in node order, so each rack once in the usual layout): cleared by the
+    /// next reset.
+    touched: Vec<usize>,
+    /// Offered trays outside a rack of consecutive node indices, cleared one by one.
+    loose: Vec<usize>,
+    /// The first offered tray's weight; `view.weights` is filled only once two differ.
+    first_weight: Option<u64>,
+}
+
+impl OfferedView {
+    /// No tray offered, on a cluster of `node_count` trays and `topo`'s racks.
+    pub fn reset(&mut self, topo: &Topology, node_count: usize) {
+        let view = &mut self.view;
+        let fresh = view.tallies.len() != topo.racks.len();
+        for &r in &self.touched {
+            if let Some(trays) = topo.node_range(r).and_then(|at| view.trays.get_mut(at)) {
+                trays.fill(Tray::default());
+            }
+            if let Some(t) = view.tallies.get_mut(r) {
+                *t = RackTally::default();
+            }
+        }
+        for &n in &self.loose {
+            if let Some(t) = view.trays.get_mut(n) {
+                *t = Tray::default();
+            }
+        }
+        self.touched.clear();
+        self.loose.clear();
+        view.trays.resize(node_count, Tray::default());
+        if fresh {
+            view.tallies.clear();
+            view.tallies.resize(topo.racks.len(), RackTally::default());
+        }
+        view.free_index.clear();
+        view.weights.clear();
+        view.busy_until.clear();
+        view.now = 0;
+        self.first_weight = None;
+    }
+
+    /// The offered trays, in node order as Slurm hands them over: `(n, tray, weight)` is
+    /// tray `n` as the job is offered it, of scheduling weight `weight`. Each rack is counted
+    /// as its trays come (they come one after the other), so no tray is read twice. A node
+    /// beyond the cluster is left out.
+    #[inline]
+    pub fn offer(
+        &mut self,
+        topo: &Topology,
+        offered: impl IntoIterator<Item = (usize, Tray, u64)>,
+    ) {
+        let view = &mut self.view;
+        // The rack being counted, and its tally so far.
+        let mut counting: Option<(usize, RackTally)> = None;
+        let mut loose_rack = false;
+        for (n, tray, weight) in offered {
+            let Some(slot) = view.trays.get_mut(n) else {
+                continue;
+            };
+            *slot = tray;
+            match (topo.rack_of(n), &mut counting) {
+                (Some(r), Some((at, tally))) if *at == r => tally.add(tray),
+                (Some(r), counting) => {
+                    if let Some((at, tally)) = counting.take() {
+                        view.tallies[at].merge(&tally);
+                    }
+                    let mut tally = RackTally::default();
+                    tally.add(tray);
+                    *counting = Some((r, tally));
+                    self.touched.push(r);
+                    loose_rack = topo.node_range(r).is_none();
+                }
+                (None, _) => loose_rack = true,
+            }
+            if loose_rack {
+                self.loose.push(n);
+            }
+            // Weights are kept only once two offered trays differ (the usual cluster has
+            // one weight, and then no per-tray vector is built).
+            match self.first_weight {
+                None => self.first_weight = Some(weight),
+                Some(w) if view.weights.is_empty() && weight != w => {
+                    view.weights = vec![w; view.trays.len()];
+                }
+                Some(_) => {}
+            }
+            if let Some(w) = view.weights.get_mut(n) {
+                *w = weight;
+            }
+        }
+        if let Some((at, tally)) = counting {
+            view.tallies[at].merge(&tally);
+        }
+    }
+
+    /// Orders every rack by what it offers ([`ClusterView::free_index`]): the view is
+    /// ready.
+    pub fn finish(&mut self, topo: &Topology) -> &mut ClusterView {
+        self.view.index_racks(topo);
+        &mut self.view
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Policy;
+    use crate::model::Capacity;
+
+    fn offered(trays: &[(usize, u64)], topo: &Topology, ov: &mut OfferedView) -> ClusterView {
+        ov.reset(topo, 54);
+        let free = Tray::free(Capacity::GB200_TRAY);
+        ov.offer(topo, trays.iter().map(|&(n, w)| (n, free, w)));
+        ov.finish(topo).clone()
+    }
+
+    /// The same view as one built fresh and counted: a build in reused memory keeps nothing
+    /// of the build before.
+    #[test]
+    fn a_view_built_again_is_the_view_built_fresh() {
+        let topo = Topology::uniform(3, 18, Policy::default());
+        let mut reused = OfferedView::default();
+        let first: Vec<(usize, u64)> = (0..54).filter(|n| n % 3 != 0).map(|n| (n, 1)).collect();
+        offered(&first, &topo, &mut reused);
+        let second = [(5, 1), (20, 1), (21, 7), (40, 1)];
+        let got = offered(&second, &topo, &mut reused);
+        let mut fresh = ClusterView {
+            trays: vec![Tray::default(); 54],
+            ..ClusterView::default()
+        };
+        let mut weights = vec![1; 54];
+        for &(n, w) in &second {
+            fresh.trays[n] = Tray::free(Capacity::GB200_TRAY);
+            weights[n] = w;
+        }
+        fresh.set_weights(weights);
+        fresh.count_racks(&topo);
+        assert_eq!(got, fresh);
+        // One weight on every offered tray: no weights kept.
+        let alike = offered(&[(1, 3), (30, 3)], &topo, &mut reused);
+        assert!(alike.weights.is_empty());
+    }
+}
