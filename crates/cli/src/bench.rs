@@ -10,6 +10,8 @@ use nvl72_sim::latency::LatencySummary;
 
 use crate::output::write_json;
 
+mod ab;
+
 #[derive(Args)]
 pub struct BenchArgs {
     /// Rack counts, e.g. `18,72,278,1000,2800` for the cost curve
@@ -28,6 +30,26 @@ pub struct BenchArgs {
     end_time: EndTime,
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Measure this build (A) and another `nvl72` (B) side by side, in alternating runs with
+    /// the same arguments, and print each one's p99 and A/B
+    #[arg(long, value_name = "NVL72")]
+    ab: Option<PathBuf>,
+    /// Runs of each build with --ab
+    #[arg(long, default_value_t = 3, requires = "ab")]
+    repeats: usize,
+}
+
+impl BenchArgs {
+    /// The arguments of one plain run, for --ab to hand to both builds.
+    fn plain_args(&self) -> Vec<String> {
+        let racks: Vec<String> = self.racks.iter().map(usize::to_string).collect();
+        vec![
+            format!("--racks={}", racks.join(",")),
+            format!("--rounds={}", self.rounds),
+            format!("--seed={}", self.seed),
+            format!("--end-time={}", self.end_time.as_str()),
+        ]
+    }
 }
 
 fn parse_end_time(s: &str) -> Result<EndTime, String> {
@@ -40,6 +62,12 @@ fn parse_end_time(s: &str) -> Result<EndTime, String> {
 pub fn run(a: &BenchArgs) -> Result<(), String> {
     if a.racks.contains(&0) || a.rounds == 0 {
         return Err("--racks and --rounds must be at least 1".into());
+    }
+    if let Some(other) = &a.ab {
+        if a.repeats == 0 {
+            return Err("--repeats must be at least 1".into());
+        }
+        return ab::run(other, &a.plain_args(), a.repeats);
     }
     let us = |ns: f64| ns / 1e3;
     let mut all = Vec::new();
