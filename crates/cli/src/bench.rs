@@ -101,7 +101,10 @@ pub fn run(a: &BenchArgs) -> Result<(), String> {
             for st in &m.by_style {
                 row(&format!("  {}", st.style.name()), "", "", &st.latency);
             }
-            row("  (counting the racks)", "", "", &m.count_racks);
+            row("  (view build)", "", "", &m.count_racks);
+            if let Some(fresh) = &m.fresh_view {
+                row("  (view build as before)", "", "", fresh);
+            }
             if a.per_request {
                 for req in &s.requests {
                     let one = bench::Scenario {

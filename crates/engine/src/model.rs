@@ -381,6 +381,7 @@ impl Holding {
     }
 
     /// Adds what `other` holds.
+    #[inline]
     pub fn merge(&mut self, other: &Holding) {
         self.total += other.total;
         self.least = self.least.min(other.least);
@@ -440,6 +441,7 @@ impl RackTally {
     }
 
     /// Adds another rack's tally.
+    #[inline]
     pub fn merge(&mut self, other: &RackTally) {
         self.offered += other.offered;
         self.gpus.merge(&other.gpus);

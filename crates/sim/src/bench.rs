@@ -235,6 +235,10 @@ pub struct Measured {
     /// part of `latency`. (Named for what it measured before the free index: counting every
     /// rack's offered trays.)
     pub count_racks: LatencySummary,
+    /// The view built as the plugin built it before issue 33 ([`fresh_view`]), for the same
+    /// trays: the baseline of `count_racks` in one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_view: Option<LatencySummary>,
 }
 
 /// Times `rounds` x every request of `s` (one [`decide`] each) with a wall clock.
@@ -270,8 +274,16 @@ pub fn measure(s: &Scenario, rounds: usize) -> Measured {
         })
         .collect();
     debug_assert_eq!(built.view.tallies, s.view.tallies);
+    let fresh: Vec<u32> = (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(fresh_view(&s.topo, s.view.trays.len(), &offered));
+            start.elapsed().as_nanos().min(u32::MAX as u128) as u32
+        })
+        .collect();
     Measured {
         count_racks: summarize(&counts).expect("at least one round"),
+        fresh_view: summarize(&fresh),
         scenario: s.name.clone(),
         racks: s.topo.racks.len(),
         occupancy: s.occupancy,
@@ -304,6 +316,25 @@ pub fn build_view(
     built.reset(topo, trays);
     built.offer(topo, offered.iter().map(|&(n, tray)| (n, tray, 0)));
     built.finish(topo);
+}
+
+/// [`build_view`] as the plugin did it before issue 33, kept as the bench's baseline: a
+/// fresh table of every tray and every rack's tally on every call, each offered tray added
+/// to its rack's tally in memory, no index.
+#[inline(never)]
+pub fn fresh_view(topo: &Topology, trays: usize, offered: &[(usize, Tray)]) -> ClusterView {
+    let mut view = ClusterView {
+        trays: vec![Tray::default(); trays],
+        tallies: vec![crate::model::RackTally::default(); topo.racks.len()],
+        ..ClusterView::default()
+    };
+    for &(n, tray) in offered {
+        view.trays[n] = tray;
+        if let Some(r) = topo.rack_of(n) {
+            view.tallies[r].add(tray);
+        }
+    }
+    view
 }
 
 /// The cost curve over rack counts: p99 per scenario and style, one row per rack count and

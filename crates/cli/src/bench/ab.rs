@@ -82,7 +82,8 @@ pub fn run(other: &Path, args: &[String], repeats: usize) -> Result<(), String> 
     }
     println!(
         "\n(view build): the view the plugin builds on every call before the engine decides, as \
-         each build's bench times it; builds from before issue 33 timed only the rack count."
+         each build's bench times it; builds from before issue 33 timed only the rack count \
+         (what they built per call is this build's line `(view build as before)`)."
     );
     Ok(())
 }
