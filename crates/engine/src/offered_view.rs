@@ -10,11 +10,10 @@ use crate::model::{ClusterView, RackTally, Topology, Tray};
 pub struct OfferedView {
     pub view: ClusterView,
     /// The racks that offered a tray since [`OfferedView::reset`], in the order met (Slurm
-    /// hands trays over in node order, so each rack once in the usual layout): cleared by the
-    /// next reset.
-    touched: Vec<usize>,
-    /// Offered trays outside a rack of consecutive node indices, cleared one by one.
-    loose: Vec<usize>,
+    /// hands trays over in node order, so each rack once in the usual layout), and the trays
+    /// written: the next reset clears these and nothing else.
+    touched: Vec<u32>,
+    written: Vec<u32>,
     /// The first offered tray's weight; `view.weights` is filled only once two differ.
     first_weight: Option<u64>,
 }
@@ -25,20 +24,17 @@ impl OfferedView {
         let view = &mut self.view;
         let fresh = view.tallies.len() != topo.racks.len();
         for &r in &self.touched {
-            if let Some(trays) = topo.node_range(r).and_then(|at| view.trays.get_mut(at)) {
-                trays.fill(Tray::default());
-            }
-            if let Some(t) = view.tallies.get_mut(r) {
+            if let Some(t) = view.tallies.get_mut(r as usize) {
                 *t = RackTally::default();
             }
         }
-        for &n in &self.loose {
-            if let Some(t) = view.trays.get_mut(n) {
+        for &n in &self.written {
+            if let Some(t) = view.trays.get_mut(n as usize) {
                 *t = Tray::default();
             }
         }
         self.touched.clear();
-        self.loose.clear();
+        self.written.clear();
         view.trays.resize(node_count, Tray::default());
         if fresh {
             view.tallies.clear();
@@ -64,12 +60,12 @@ impl OfferedView {
         let view = &mut self.view;
         // The rack being counted, and its tally so far.
         let mut counting: Option<(usize, RackTally)> = None;
-        let mut loose_rack = false;
         for (n, tray, weight) in offered {
             let Some(slot) = view.trays.get_mut(n) else {
                 continue;
             };
             *slot = tray;
+            self.written.push(n as u32);
             match (topo.rack_of(n), &mut counting) {
                 (Some(r), Some((at, tally))) if *at == r => tally.add(tray),
                 (Some(r), counting) => {
@@ -79,13 +75,9 @@ impl OfferedView {
                     let mut tally = RackTally::default();
                     tally.add(tray);
                     *counting = Some((r, tally));
-                    self.touched.push(r);
-                    loose_rack = topo.node_range(r).is_none();
+                    self.touched.push(r as u32);
                 }
-                (None, _) => loose_rack = true,
-            }
-            if loose_rack {
-                self.loose.push(n);
+                (None, _) => {}
             }
             // Weights are kept only once two offered trays differ (the usual cluster has
             // one weight, and then no per-tray vector is built).
@@ -151,5 +143,28 @@ mod tests {
         // One weight on every offered tray: no weights kept.
         let alike = offered(&[(1, 3), (30, 3)], &topo, &mut reused);
         assert!(alike.weights.is_empty());
+    }
+
+    /// A reconfigure may reorder the racks between two calls (same rack count, other node
+    /// ranges): what the last call wrote is cleared whatever the new racks are.
+    #[test]
+    fn a_view_built_again_after_a_rack_reorder_keeps_nothing_of_the_old_racks() {
+        let before = Topology::uniform(3, 18, Policy::default());
+        let mut reordered = crate::config::Config::default();
+        for r in [2, 0, 1] {
+            reordered.racks.push(crate::config::RackConfig {
+                name: format!("rack{}", r + 1),
+                nodes: (0..18).map(|t| format!("n{}", r * 18 + t)).collect(),
+                clique: None,
+                group: None,
+            });
+        }
+        let (after, _) = Topology::resolve(&reordered, 54, |n| n[1..].parse().ok());
+        let mut reused = OfferedView::default();
+        offered(&[(0, 1), (1, 1), (2, 1)], &before, &mut reused);
+        let got = offered(&[(40, 1)], &after, &mut reused);
+        let fresh = offered(&[(40, 1)], &after, &mut OfferedView::default());
+        assert_eq!(got, fresh);
+        assert_eq!(got.trays.iter().filter(|t| t.offered).count(), 1);
     }
 }
