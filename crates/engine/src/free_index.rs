@@ -36,37 +36,25 @@ impl FreeIndex {
     /// [`FreeIndex::build`] in this index's memory (the simulator indexes a view again after
     /// every change).
     pub fn rebuild(&mut self, topo: &Topology, tallies: &[RackTally]) {
-        let largest = topo.max_rack_size();
-        let keep_whole = topo.policy.prefer_degraded;
-        let slot = |d: usize, t: &RackTally| {
-            let whole = keep_whole && t.offered == topo.rack_size(d);
-            2 * t.offered.min(largest) + usize::from(whole)
-        };
-        let (start, racks) = (&mut self.start, &mut self.racks);
-        start.clear();
-        start.resize(2 * (largest + 1) + 1, 0);
         self.held = RackTally::default();
-        for (d, t) in tallies.iter().enumerate() {
-            start[slot(d, t) + 1] += 1;
+        for t in tallies {
             self.held.merge(t);
         }
-        for s in 1..start.len() {
-            start[s] += start[s - 1];
-        }
-        racks.clear();
-        racks.resize(tallies.len(), 0);
-        // Each slot's next free position: the slot's start, moved one along.
-        for (d, t) in tallies.iter().enumerate() {
-            let s = slot(d, t);
-            let at = start[s] as usize;
-            racks[at] = d as u32;
-            start[s] += 1;
-        }
-        // Every start moved to the next slot's: shift back.
-        for s in (1..start.len()).rev() {
-            start[s] = start[s - 1];
-        }
-        start[0] = 0;
+        let slots = tallies.iter().enumerate();
+        let slots = slots.map(|(d, t)| {
+            (
+                d,
+                FreeIndex::slot(topo, t.offered, t.offered == topo.rack_size(d)),
+            )
+        });
+        sort_into_slots(topo, slots, &mut self.start, &mut self.racks);
+    }
+
+    /// The slot of a rack offering `offered` trays, `whole` when every configured tray is
+    /// offered: 2 × offered trays + keep-whole (a whole rack under `prefer_degraded`).
+    pub fn slot(topo: &Topology, offered: usize, whole: bool) -> usize {
+        let keep_whole = topo.policy.prefer_degraded && whole;
+        2 * offered.min(topo.max_rack_size()) + usize::from(keep_whole)
     }
 
     /// Forgets the order (the tallies changed).
@@ -109,6 +97,40 @@ impl FreeIndex {
         let h = &self.held;
         h.offered == 0 || (h.gpus.least == h.gpus.most && h.cpus.least == h.cpus.most)
     }
+}
+
+/// A counting sort of `(rack, slot)` into slots of `topo`'s racks (see [`FreeIndex::slot`]),
+/// stable in the order given: afterwards `racks[start[s]..start[s + 1]]` are the racks of
+/// slot `s`.
+pub fn sort_into_slots(
+    topo: &Topology,
+    slots: impl Iterator<Item = (usize, usize)> + Clone,
+    start: &mut Vec<u32>,
+    racks: &mut Vec<u32>,
+) {
+    start.clear();
+    start.resize(2 * (topo.max_rack_size() + 1) + 1, 0);
+    let mut len = 0;
+    for (_, s) in slots.clone() {
+        start[s + 1] += 1;
+        len += 1;
+    }
+    for s in 1..start.len() {
+        start[s] += start[s - 1];
+    }
+    racks.clear();
+    racks.resize(len, 0);
+    // Each slot's next free position: the slot's start, moved one along.
+    for (d, s) in slots {
+        let at = start[s] as usize;
+        racks[at] = d as u32;
+        start[s] += 1;
+    }
+    // Every start moved to the next slot's: shift back.
+    for s in (1..start.len()).rev() {
+        start[s] = start[s - 1];
+    }
+    start[0] = 0;
 }
 
 #[cfg(test)]

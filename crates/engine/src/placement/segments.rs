@@ -5,6 +5,7 @@
 
 use super::room::{Ctx, Room};
 use super::{fewest_racks, Piece, Reject, WaitReason};
+use crate::free_index::{sort_into_slots, FreeIndex};
 
 /// Segments larger than a rack (Slurm 25.11+): each one over the fewest racks, the tightest
 /// set of what the earlier segments left, as `multi_rack = "fewest-racks"` places a job that
@@ -100,32 +101,16 @@ pub(super) fn best_fit_segments(
     count: usize,
     s: usize,
 ) -> Result<Vec<Piece>, Reject> {
-    let topo = ctx.topo;
-    // Counting sort by (free, keep_whole), stable in rack order: slot = 2 * free + whole.
-    let slots = 2 * (topo.max_rack_size() + 1);
-    let slot = |h: &Room| 2 * h.free + usize::from(h.keep_whole(topo));
-    let mut start = vec![0u32; slots + 1];
-    for h in rooms {
-        start[slot(h) + 1] += 1;
-    }
-    for i in 1..=slots {
-        start[i] += start[i - 1];
-    }
-    let mut next = start.clone(); // next[slot]: first untouched rack in that slot
-    let mut order = vec![0u32; rooms.len()];
-    // Lighter racks first within a slot (stable: configuration order on ties).
-    let mut by_weight: Vec<usize> = Vec::new();
+    // The free index's slots (free, keep-whole), lighter racks first within a slot when
+    // weights differ (stable: configuration order on ties).
+    let mut in_order: Vec<usize> = (0..rooms.len()).collect();
     if ctx.weighted {
-        by_weight = (0..rooms.len()).collect();
-        by_weight.sort_by_key(|&i| rooms[i].weight);
+        in_order.sort_by_key(|&i| rooms[i].weight);
     }
-    let in_order = (!ctx.weighted).then_some(0..rooms.len());
-    for i in in_order.into_iter().flatten().chain(by_weight) {
-        let h = &rooms[i];
-        let at = &mut next[slot(h)];
-        order[*at as usize] = i as u32;
-        *at += 1;
-    }
+    let slot = |h: &Room| FreeIndex::slot(ctx.topo, h.free, h.whole);
+    let slots = in_order.iter().map(|&i| (i, slot(&rooms[i])));
+    let (mut start, mut order) = (Vec::new(), Vec::new());
+    sort_into_slots(ctx.topo, slots, &mut start, &mut order);
     fit_segments(ctx, (&start, &order), |i| rooms[i].clone(), count, s)
 }
 
