@@ -17,7 +17,10 @@
 # Env [defaults]: PLUGINS (name=path ..., required; `block` alone means topology/block),
 #   RACKS [278], JOBS [50], WINDOW [120], SLURM_SERIES [26.05],
 #   JOB_ARGS ["-N 2 --contiguous"] (the waiting jobs' shape; "-N 10" waits too, as no rack
-#   has 10 free trays, but for a reason the plugin sees: the baseline of an ordinary wait),
+#   has 10 free trays, but for a reason the plugin sees: the baseline of an ordinary wait;
+#   "-n 10 --gpus-per-task=3" with JOB_GRES= fits a rack's nine free trays by GPU count, but a
+#   tray runs one such task: Slurm refuses every rack for resources and its retry loop drops
+#   one free tray a call), JOB_GRES ["--gres=gpu:4"] (added to JOB_ARGS),
 #   LAB [/var/tmp/nvl72-retry-cost-<series>], CTLD_PORT [6897], KEEP [0] (1: leave the lab up)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +32,7 @@ LAB=${LAB:-/var/tmp/nvl72-retry-cost-$SLURM_SERIES}
 CTLD_PORT=${CTLD_PORT:-6897}
 KEEP=${KEEP:-0}
 JOB_ARGS=${JOB_ARGS:--N 2 --contiguous}
+JOB_GRES=${JOB_GRES---gres=gpu:4}
 PLUGINS=${PLUGINS:?set PLUGINS=\"name=path.so ...\" (or block)}
 export LAB
 
@@ -73,8 +77,8 @@ for entry in $PLUGINS; do
     # A slurmctld that holds its locks for long makes sbatch time out: counted, not fatal.
     failed=0
     for _ in $(seq "$JOBS"); do
-        # shellcheck disable=SC2086  # JOB_ARGS is a list of options
-        sl sbatch -Q $JOB_ARGS --exclusive --gres=gpu:4 -t 10 -o /dev/null \
+        # shellcheck disable=SC2086  # JOB_ARGS and JOB_GRES are lists of options
+        sl sbatch -Q $JOB_ARGS --exclusive $JOB_GRES -t 10 -o /dev/null \
             --wrap 'sleep 60' >/dev/null 2>&1 || failed=$((failed + 1))
     done
     sleep "$WINDOW"

@@ -24,12 +24,12 @@ use super::error::{Failure, PluginError};
 use super::guard::{callback, Call};
 use super::job::Job;
 use super::restore::{self, Offer};
-use super::slurm::{self, BitmapRef};
+use super::slurm::{self, Bitmap, BitmapRef};
 use super::state::{self, Loaded};
 use super::topo_eval::TopoEval;
 use crate::config::{EndTime, SegmentPlacement, Switches};
 use crate::demand::{gpus_in_tres, JobShape};
-use crate::model::{ClusterView, Topology, Tray};
+use crate::model::{ClusterView, Tray};
 use crate::offered_view::OfferedView;
 use crate::placement::{self, JobRequest, Placement, Plan, RackLimit, Reject, WaitReason};
 
@@ -99,8 +99,31 @@ static REFUSED: Mutex<Refused> = Mutex::new(Refused {
 
 struct Refused {
     eval: u64,
-    sets: BTreeSet<(bool, Vec<usize>)>,
+    sets: BTreeSet<Tried>,
 }
+
+/// A node set tried in one call, and the `first_pass` it was tried in.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Tried {
+    /// One rack's piece, named without building its nodes: while the offers of the call
+    /// only shrink (one `lineage`, see [`OFFERS`]), a rack's trays left are known by their
+    /// count, and the piece is taken from them alike every time.
+    Rack {
+        lineage: u64,
+        first_pass: bool,
+        rack: usize,
+        trays: usize,
+        offered: usize,
+    },
+    Set {
+        first_pass: bool,
+        nodes: Vec<usize>,
+    },
+}
+
+/// Numbers the runs of callbacks whose node maps only shrank; a map that is not a subset of
+/// the last one starts a new run (never seen from Slurm's loops, which only drop nodes).
+static OFFERS: AtomicU64 = AtomicU64::new(0);
 
 impl Refused {
     /// Forgets the sets of earlier calls (their free cores and trays differ).
@@ -257,17 +280,34 @@ pub fn cluster_view() -> ClusterView {
 }
 
 /// The view of the last call, kept for the next one to build in ([`SpareView`]).
-static SPARE_VIEW: Mutex<Option<OfferedView>> = Mutex::new(None);
+static SPARE_VIEW: Mutex<Option<SpareView>> = Mutex::new(None);
 
 /// A view being used, given back to [`SPARE_VIEW`] on every way out of the call (a panic
 /// included), so the next call writes into its memory rather than a fresh table of every
 /// tray. A call that finds no spare (the first, or a nested one) builds a new view.
-struct SpareView(OfferedView);
+#[derive(Default)]
+struct SpareView {
+    built: OfferedView,
+    /// What it was built from, for the next callback of the same evaluation.
+    from: Option<BuiltFrom>,
+}
+
+/// The evaluation, configuration and node map a view was built from, and its run of
+/// shrinking maps ([`OFFERS`]).
+struct BuiltFrom {
+    eval: u64,
+    loaded: Arc<Loaded>,
+    map: Bitmap,
+    lineage: u64,
+}
 
 impl Drop for SpareView {
     fn drop(&mut self) {
         if let Some(mut spare) = SPARE_VIEW.try_lock() {
-            *spare = Some(std::mem::take(&mut self.0));
+            *spare = Some(SpareView {
+                built: std::mem::take(&mut self.built),
+                from: self.from.take(),
+            });
         }
     }
 }
@@ -277,16 +317,37 @@ impl Drop for SpareView {
 /// them. Reads the node table only for offered trays, and counts and indexes the racks as it
 /// goes ([`OfferedView`]), so the engine reads no tray again.
 ///
+/// A later callback of the same evaluation (Slurm's retry loop, after it refused every set)
+/// offers the same trays less the ones it dropped, with the same state and `avail_res`
+/// (Slurm restores the cores, our attempts restore the rest): those trays are withdrawn from
+/// the last callback's view instead, which costs a comparison of the two maps and the racks.
+///
 /// A tray without an entry there is taken as a whole free tray (`unknown`): the engine then
 /// offers it, and Slurm's own check decides, rather than making the job wait for ever.
-fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, topo: &Topology) -> SpareView {
-    let unknown = topo.full_tray;
+fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, st: &Arc<Loaded>) -> SpareView {
+    let eval = EVAL.load(Ordering::Relaxed);
     let spare = SPARE_VIEW.try_lock().and_then(|mut s| s.take());
-    let mut built = SpareView(spare.unwrap_or_default());
+    let mut spare = spare.unwrap_or_default();
+    let topo = &st.topo;
+    let dropped = spare
+        .from
+        .as_mut()
+        .filter(|f| f.eval == eval && Arc::ptr_eq(&f.loaded, st))
+        .and_then(|f| f.map.shrink_to(node_map));
+    let lineage = match (&dropped, &spare.from) {
+        (Some(_), Some(from)) => from.lineage,
+        _ => OFFERS.fetch_add(1, Ordering::Relaxed) + 1,
+    };
+    if let Some(dropped) = dropped {
+        if spare.built.withdraw(topo, &dropped) {
+            return spare;
+        }
+    }
+    let unknown = topo.full_tray;
     let node_count = slurm::node_count();
-    built.0.reset(topo, node_count);
+    spare.built.reset(topo, node_count);
     let offered = node_map.ones().into_iter().filter(|&n| n < node_count);
-    built.0.offer(
+    spare.built.offer(
         topo,
         offered.map(|n| {
             let weight = slurm::node_sched_weight(n).unwrap_or(0);
@@ -294,8 +355,14 @@ fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, topo: &Topology) -> S
             (n, tray(n, true, res), weight)
         }),
     );
-    built.0.finish(topo);
-    built
+    spare.built.finish(topo);
+    spare.from = Some(BuiltFrom {
+        eval,
+        loaded: Arc::clone(st),
+        map: node_map.to_owned(),
+        lineage,
+    });
+    spare
 }
 
 /// The longest run of consecutive node indices in `map`.
@@ -366,8 +433,9 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     }
     let now = end_times::now();
     let (mut req, shape) = job_request(call, te, job, st.topo.policy.switches, i64::from(now));
-    let mut built = offered_view(te, node_map, &st.topo);
-    let view = &mut built.0.view;
+    let mut built = offered_view(te, node_map, st);
+    let lineage = built.from.as_ref().map_or(0, |f| f.lineage);
+    let view = &mut built.built.view;
     if st.topo.policy.end_time != EndTime::Off {
         // When jobs on each tray end; cached between changes of the job table. The
         // scheduler holds the job lock during eval, as busy_until requires.
@@ -401,16 +469,28 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     let (eval, first_pass) = (EVAL.load(Ordering::Relaxed), te.first_pass());
     let mut skipped = 0;
     for i in 0..alternatives.len() {
-        let alt = alternatives.placement(i);
-        let key = (first_pass, alt.nodes);
+        let (key, alt) = match alternatives.one_rack(i) {
+            Some((piece, offered)) => {
+                let key = Tried::Rack {
+                    lineage,
+                    first_pass,
+                    rack: piece.rack,
+                    trays: piece.trays,
+                    offered,
+                };
+                (key, None)
+            }
+            None => {
+                let alt = alternatives.placement(i);
+                let nodes = alt.nodes.clone();
+                (Tried::Set { first_pass, nodes }, Some(alt))
+            }
+        };
         if REFUSED.lock().of_call(eval).sets.contains(&key) {
             skipped += 1;
             continue;
         }
-        let alt = Placement {
-            nodes: key.1,
-            ..alt
-        };
+        let alt = alt.unwrap_or_else(|| alternatives.placement(i));
         // Dropping the attempt restores what a failed try lowered (and, on every path,
         // our callback), before the next choice or our return.
         let attempt = offer.attempt(&alt.nodes);
@@ -420,7 +500,7 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
             log_decision(st, job, &req, &shape, &alternatives, (i, &alt));
             return Ok(());
         }
-        REFUSED.lock().sets.insert((first_pass, alt.nodes));
+        REFUSED.lock().sets.insert(key);
     }
     log::debug!(
         "JobId={}: none of {} rack choices satisfies CPUs/GRES ({skipped} refused before)",

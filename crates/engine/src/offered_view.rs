@@ -97,6 +97,36 @@ impl OfferedView {
         }
     }
 
+    /// Takes `trays` out of the offer and indexes the racks again: the view is then the one
+    /// built from the trays left. Slurm's retry loop drops trays between the callbacks of one
+    /// evaluation and changes nothing else, so a callback costs the dropped trays and the
+    /// racks, not every offered tray again. False, with nothing changed, when the view keeps
+    /// weights: whether the trays left still differ in weight would take reading them all.
+    pub fn withdraw(&mut self, topo: &Topology, trays: &[usize]) -> bool {
+        let view = &mut self.view;
+        if !view.weights.is_empty() {
+            return false;
+        }
+        let mut last_rack = None;
+        for &n in trays {
+            if let Some(t) = view.trays.get_mut(n) {
+                *t = Tray::default();
+            }
+            let rack = topo.rack_of(n);
+            if rack != last_rack {
+                if let Some(r) = last_rack {
+                    view.recount_rack(topo, r);
+                }
+                last_rack = rack;
+            }
+        }
+        if let Some(r) = last_rack {
+            view.recount_rack(topo, r);
+        }
+        view.index_racks(topo);
+        true
+    }
+
     /// Orders every rack by what it offers ([`ClusterView::free_index`]): the view is
     /// ready.
     pub fn finish(&mut self, topo: &Topology) -> &mut ClusterView {
@@ -143,6 +173,48 @@ mod tests {
         // One weight on every offered tray: no weights kept.
         let alike = offered(&[(1, 3), (30, 3)], &topo, &mut reused);
         assert!(alike.weights.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Slurm's retry loop drops trays between the callbacks of one evaluation: a view
+        /// built once and then withdrawn from is the view built from the trays left.
+        #[test]
+        fn a_view_withdrawn_from_is_the_view_of_the_trays_left(
+            trays in proptest::collection::btree_map(
+                0usize..54, (0u16..=4, 0u16..=144, proptest::bool::ANY), 0..54),
+            dropped in proptest::collection::vec(proptest::bool::ANY, 54),
+        ) {
+            let topo = Topology::uniform(3, 18, Policy::default());
+            let tray = |&(gpus, cpus, allocated): &(u16, u16, bool)| Tray {
+                offered: true,
+                allocated,
+                gpus,
+                cpus,
+                ..Tray::default()
+            };
+            let build = |ov: &mut OfferedView, keep: &dyn Fn(usize) -> bool| {
+                ov.reset(&topo, 54);
+                ov.offer(&topo, trays.iter().filter(|(&n, _)| keep(n)).map(|(&n, t)| (n, tray(t), 1)));
+                ov.finish(&topo);
+            };
+            let mut withdrawn = OfferedView::default();
+            build(&mut withdrawn, &|_| true);
+            let gone: Vec<usize> = trays.keys().copied().filter(|&n| dropped[n]).collect();
+            proptest::prop_assert!(withdrawn.withdraw(&topo, &gone));
+            let mut left = OfferedView::default();
+            build(&mut left, &|n| !dropped[n]);
+            proptest::prop_assert_eq!(withdrawn.view, left.view);
+        }
+    }
+
+    /// Weights kept: withdrawing is refused (the caller builds afresh).
+    #[test]
+    fn a_weighted_view_is_not_withdrawn_from() {
+        let topo = Topology::uniform(3, 18, Policy::default());
+        let mut ov = OfferedView::default();
+        offered(&[(1, 1), (2, 5)], &topo, &mut ov);
+        assert!(!ov.withdraw(&topo, &[2]));
+        assert!(ov.view.tray(2).offered);
     }
 
     /// A reconfigure may reorder the racks between two calls (same rack count, other node

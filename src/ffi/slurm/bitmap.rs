@@ -42,6 +42,48 @@ impl Bitmap {
         // SAFETY: an owned, valid bitmap.
         unsafe { b::slurm_bit_size(self.0) as usize }
     }
+
+    /// Becomes `now` when `now` holds no bit this map lacks (same size), and returns the
+    /// bits that were dropped; else `None` and nothing changes. Slurm's retry loop only
+    /// drops nodes between the callbacks of one evaluation: this finds which, word by word.
+    pub fn shrink_to(&mut self, now: BitmapRef<'_>) -> Option<Vec<usize>> {
+        if self.len() != now.len() {
+            return None;
+        }
+        // SAFETY: both valid and of the same size; bit_super_set only reads.
+        if unsafe { b::slurm_bit_super_set(now.as_ptr(), self.0) } == 0 {
+            return None;
+        }
+        let left = now.to_owned();
+        // SAFETY: `left` and self are owned, valid and of the same size as `now`: bit_not
+        // and bit_and write only them (self becomes self and not `now`).
+        unsafe {
+            b::slurm_bit_not(left.0);
+            b::slurm_bit_and(self.0, left.0);
+        }
+        // SAFETY: self is a valid bitmap.
+        let dropped = unsafe { ones_of(self.0) };
+        // SAFETY: same size, self owned: bit_copybits writes only self.
+        unsafe { b::slurm_bit_copybits(self.0, now.as_ptr()) };
+        Some(dropped)
+    }
+}
+
+/// The set bits of `raw`, in order.
+///
+/// # Safety
+/// `raw` must be a valid Slurm bitmap no longer than the node table (`next_node_bitmap`
+/// reads node records for the bits it returns).
+unsafe fn ones_of(raw: *mut b::bitstr_t) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i: std::ffi::c_int = 0;
+    // SAFETY: next_node_bitmap scans the valid bitmap from index i (updated in place) and
+    // returns NULL at the end; it only reads the bitmap and the node table.
+    while !unsafe { b::next_node_bitmap(raw, &mut i) }.is_null() {
+        out.push(i as usize);
+        i += 1;
+    }
+    out
 }
 
 impl Drop for Bitmap {
@@ -88,15 +130,9 @@ impl<'c> BitmapRef<'c> {
     }
 
     pub fn ones(self) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut i: std::ffi::c_int = 0;
-        // SAFETY: next_node_bitmap scans the valid bitmap from index i (updated in place) and
-        // returns NULL at the end; it only reads the bitmap and the node table.
-        while !unsafe { b::next_node_bitmap(self.as_ptr(), &mut i) }.is_null() {
-            out.push(i as usize);
-            i += 1;
-        }
-        out
+        // SAFETY: a valid bitmap per the constructor's contract; Slurm's node maps are as
+        // long as the node table.
+        unsafe { ones_of(self.as_ptr()) }
     }
 
     pub fn set(self, i: usize) {

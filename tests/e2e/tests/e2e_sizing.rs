@@ -95,6 +95,27 @@ fn a_rack_slurm_refuses_is_followed_by_the_next_one() {
     assert_eq!(per_rack_in(&lab.running_nodes(plain), 4), vec![(1, 2)]);
 }
 
+/// Every rack keeps three free trays. `-n 4 --gpus-per-task=3` fits three trays by GPU
+/// count, but a tray of four GPUs runs one such task, so Slurm's selection refuses every
+/// rack; its retry loop then drops free trays and calls the plugin again (26.05: one tray a
+/// call), and each later callback withdraws the dropped trays from the view it built last.
+/// The job waits for resources, and when rack7 frees its fourth tray it starts there, in one
+/// rack. Stock Slurm starts it at once over four racks.
+#[test]
+fn a_job_slurm_refuses_on_every_rack_waits_then_takes_the_rack_that_frees() {
+    let (lab, _g) = Lab::claim();
+    lab.restart_with(SMALL_RACKS);
+    let holders: Vec<u32> = (0..10)
+        .map(|r| lab.occupy(&format!("gb{:03}", r * 4 + 1)))
+        .collect();
+    let job = lab.submit(&["-n", "4", "--gpus-per-task=3", "--exclusive"]);
+    lab.assert_stays_pending(job);
+    assert_eq!(lab.reason(job), "Resources");
+    lab.run(&["scancel", &holders[6].to_string()]);
+    let nodes = lab.running_nodes(job);
+    assert_eq!(per_rack_in(&nodes, 4), vec![(7, 4)], "{nodes:?}");
+}
+
 /// 4 racks of 18: rack1 has its last three trays free (gb[016-018]), rack2 is empty, racks
 /// 3 and 4 are busy. Every style below needs four or more trays: Slurm's consecutive choice
 /// would start at gb016 and cross into rack2, ranking on a minimum of one or two nodes

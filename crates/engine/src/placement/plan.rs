@@ -90,30 +90,40 @@ impl Plan<'_> {
 
     /// The `i`-th best node set.
     pub fn placement(&self, i: usize) -> Placement {
-        match &self.alternatives {
-            Alternatives::OneRack(fits) => {
-                let Piece { rack, trays } = fits[i];
-                Placement {
-                    nodes: self.ctx.take(rack, trays),
-                    exact: self.exact,
-                    pieces: vec![fits[i]],
-                }
-            }
-            Alternatives::Indexed(fits) => {
-                let (topo, view) = (self.ctx.topo, self.ctx.view);
-                let rack = view.free_index.rack(fits.at.start + i);
-                let trays = fits.trays.unwrap_or_else(|| topo.offered_in(rack, view));
-                Placement {
-                    nodes: self.ctx.take(rack, trays),
-                    exact: self.exact,
-                    pieces: vec![Piece { rack, trays }],
-                }
-            }
-            Alternatives::Pieces(sets) => Placement {
+        match self.piece(i) {
+            Ok(piece) => Placement {
+                nodes: self.ctx.take(piece.rack, piece.trays),
                 exact: self.exact,
-                ..self.ctx.materialize(sets[i].clone())
+                pieces: vec![piece],
+            },
+            Err(set) => Placement {
+                exact: self.exact,
+                ..self.ctx.materialize(set.clone())
             },
         }
+    }
+
+    /// The `i`-th alternative's piece when it takes one rack, else its pieces.
+    fn piece(&self, i: usize) -> Result<Piece, &Vec<Piece>> {
+        let (topo, view) = (self.ctx.topo, self.ctx.view);
+        match &self.alternatives {
+            Alternatives::OneRack(fits) => Ok(fits[i]),
+            Alternatives::Indexed(fits) => {
+                let rack = view.free_index.rack(fits.at.start + i);
+                let trays = fits.trays.unwrap_or_else(|| topo.offered_in(rack, view));
+                Ok(Piece { rack, trays })
+            }
+            Alternatives::Pieces(sets) => Err(&sets[i]),
+        }
+    }
+
+    /// The `i`-th alternative's one piece and its rack's offered trays, when it takes one
+    /// rack, without building its nodes. In one evaluation Slurm only ever drops trays, so
+    /// these identify the node set: a rack's trays left are the same trays while their
+    /// count is the same.
+    pub fn one_rack(&self, i: usize) -> Option<(Piece, usize)> {
+        let piece = self.piece(i).ok()?;
+        Some((piece, self.ctx.topo.offered_in(piece.rack, self.ctx.view)))
     }
 
     /// Every node set, built.
