@@ -47,6 +47,7 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=SLURM_SRC");
     println!("cargo:rerun-if-env-changed=SLURM_PIN");
+    println!("cargo:rerun-if-env-changed=SLURM_PREFIX");
     for cfg in ALL_CFGS {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
@@ -64,6 +65,7 @@ fn main() {
     let version = format!("{major}.{minor:02}.{micro}");
     let pinned = pin_value(&pin, "SLURM_VERSION");
     if env::var_os("SLURM_SRC").is_some() {
+        refuse_another_installed_release(&version);
         if version != pinned {
             println!(
                 "cargo:warning=building topology/nvl72 for Slurm {version} from SLURM_SRC \
@@ -218,6 +220,28 @@ fn slurm_inputs(root: &Path, pin: &str) -> Inputs {
     }
     assert!(ready.is_file(), "no Slurm inputs at {}", ready.display());
     inputs
+}
+
+/// With `SLURM_PREFIX` (the Slurm installation the plugin is for, as lab-up.sh and
+/// scripts/test.sh name it) next to `SLURM_SRC`, both must be the same release: Slurm loads a
+/// plugin only of its own major.minor.micro, and a tree of another micro release may lay out
+/// the job record differently (26.05.3 and Debian's 26.05.5 do).
+fn refuse_another_installed_release(tree_version: &str) {
+    let Some(prefix) = env::var_os("SLURM_PREFIX").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let header = PathBuf::from(&prefix).join("include/slurm/slurm_version.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let (major, minor, micro) = header_version(&header);
+    let installed = format!("{major}.{minor:02}.{micro}");
+    assert!(
+        installed == tree_version,
+        "SLURM_SRC={} is Slurm {tree_version}, but the installation SLURM_PREFIX={} is Slurm \
+         {installed}: Slurm loads a plugin only of its own release; point SLURM_SRC at the \
+         source tree of Slurm {installed}",
+        env::var("SLURM_SRC").unwrap_or_default(),
+        PathBuf::from(&prefix).display(),
+    );
 }
 
 /// (major, minor, micro) from a public `slurm_version.h` (`SLURM_VERSION_NUMBER 0x1a0505`).

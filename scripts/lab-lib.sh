@@ -12,7 +12,7 @@
 #      SLURM_PREFIX=/opt/slurm-25.11.7 — instead, an existing Slurm installation (the layout of
 #      `make install`: sbin/slurmctld, bin/sbatch, lib/slurm/); its release (from
 #      SLURM_VERSION_NUMBER in include/slurm/slurm_version.h, else `sbin/slurmctld -V`) sets SLURM_SERIES, which must
-#      match when given. Supported: 25.05, 25.11, and also 24.11 and 26.05 builds.
+#      match when given. Supported: 25.05, 25.11, 26.11, and also 24.11 and 26.05 builds.
 #      LAB=/var/tmp/nvl72-lab (24.11) or /var/tmp/nvl72-lab-26.05 (26.05); with SLURM_PREFIX
 #      /var/tmp/nvl72-lab-25.05, /var/tmp/nvl72-lab-25.11 (/var/tmp/nvl72-lab-prefix-24.11 and
 #      -26.05 for those series) — must be the same for every lab script.
@@ -61,8 +61,8 @@ if [ -n "$SLURM_PREFIX" ]; then
     case $SLURM_SERIES in
         25.05) LAB=${LAB:-/var/tmp/nvl72-lab-25.05} ;;
         25.11) LAB=${LAB:-/var/tmp/nvl72-lab-25.11} ;;
-        24.11|26.05) LAB=${LAB:-/var/tmp/nvl72-lab-prefix-$SLURM_SERIES} ;;
-        *) echo "the Slurm installation at SLURM_PREFIX=$SLURM_PREFIX is ${PREFIX_VERSION:-$SLURM_SERIES}; topology/nvl72 supports the series 24.11, 25.05, 25.11 and 26.05" >&2; exit 2 ;;
+        24.11|26.05|26.11) LAB=${LAB:-/var/tmp/nvl72-lab-prefix-$SLURM_SERIES} ;;
+        *) echo "the Slurm installation at SLURM_PREFIX=$SLURM_PREFIX is ${PREFIX_VERSION:-$SLURM_SERIES}; topology/nvl72 supports the series 24.11, 25.05, 25.11, 26.05 and 26.11" >&2; exit 2 ;;
     esac
     LAB_ENV=(env "PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
              SLURM_CONF=/etc/slurm/slurm.conf)
@@ -71,7 +71,7 @@ else
     case $SLURM_SERIES in
         24.11) LAB=${LAB:-/var/tmp/nvl72-lab} ;;
         26.05) LAB=${LAB:-/var/tmp/nvl72-lab-26.05} ;;
-        25.05|25.11) echo "Debian ships no Slurm $SLURM_SERIES: give your own installation of it, SLURM_PREFIX=/path/to/slurm-$SLURM_SERIES.x (docs/lab.md)" >&2; exit 2 ;;
+        25.05|25.11|26.11) echo "Debian ships no Slurm $SLURM_SERIES: give your own installation of it, SLURM_PREFIX=/path/to/slurm-$SLURM_SERIES.x (docs/lab.md)" >&2; exit 2 ;;
         *) echo "SLURM_SERIES must be 24.11 (Debian trixie) or 26.05 (Debian sid), got '$SLURM_SERIES' (or give SLURM_PREFIX=<a Slurm installation>)" >&2; exit 2 ;;
     esac
 fi

@@ -112,7 +112,7 @@
 #   SECURITY_MIRROR [from the host's apt sources]  (24.11 only; sid has none)
 #   CTLD_PORT [6817 | 6827], PORT0 [17000 | 18000] (gbNNN listens on PORT0+NNN),
 #   CPU_PORT0 [17900 | 18900]; SLURM_PREFIX: 25.05 6887, 19000, 19900; 25.11 6897, 28000,
-#   28900; 24.11 6907, 16000, 16900; 26.05 6927, 29000, 29900
+#   28900; 24.11 6907, 16000, 16900; 26.05 6927, 29000, 29900; 26.11 6937, 26600, 26900
 #
 # Clients: scripts/sl sinfo | sbatch ... | squeue ...      Stop: scripts/lab-down.sh
 set -euo pipefail
@@ -136,6 +136,7 @@ if [ -n "$SLURM_PREFIX" ]; then
         25.11) DEF_CTLD_PORT=6897; DEF_PORT0=28000; DEF_CPU_PORT0=28900 ;;
         24.11) DEF_CTLD_PORT=6907; DEF_PORT0=16000; DEF_CPU_PORT0=16900 ;;
         26.05) DEF_CTLD_PORT=6927; DEF_PORT0=29000; DEF_CPU_PORT0=29900 ;;
+        26.11) DEF_CTLD_PORT=6937; DEF_PORT0=26600; DEF_CPU_PORT0=26900 ;;
     esac
 else
 case $SLURM_SERIES in
@@ -575,10 +576,10 @@ block_sizes() { local s=$NPR bs=""; while [ "$s" -le "$NNODES" ]; do bs="${bs:+$
 # start at info ("sched/backfill: _start_job: Started JobId=N in gpu on gb[..]"); 26.05 logs
 # it only under DebugFlags=HetJob at verbose ("... _start_job: HETJOB: Started JobId=N ...").
 # The main scheduler's "sched: Allocate JobId=N NodeList=..." is at info in both.
-# 25.05 and 25.11 log it at info as 24.11 does.
+# 25.05 and 25.11 log it at info as 24.11 does; 26.11 as 26.05.
 case $SLURM_SERIES in
     24.11|25.05|25.11) CTLD_LOGGING="SlurmctldDebug=info" ;;
-    26.05) CTLD_LOGGING=$'SlurmctldDebug=verbose\n# backfill starts are logged only with this flag in 26.05\nDebugFlags=HetJob' ;;
+    26.05|26.11) CTLD_LOGGING=$'SlurmctldDebug=verbose\n# backfill starts are logged only with this flag in 26.05\nDebugFlags=HetJob' ;;
 esac
 
 {

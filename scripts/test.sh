@@ -5,10 +5,11 @@
 # and topology/nvl72 loaded, and runs every test against it: unit and property tests of the
 # core, and the end-to-end tests that submit real jobs to the real slurmctld. The two series'
 # labs and tests run at once (output lines start with [24.11] or [26.05]). Then build and
-# linkage checks for 25.05 and 25.11 where a source tree is given (SLURM_SRC_25_05,
-# SLURM_SRC_25_11; Debian ships no binaries of those); where an installation of that release
-# is given too (SLURM_PREFIX_25_05, SLURM_PREFIX_25_11: the prefix of its make install), the
-# whole suite instead, against a lab of that installation (lab-up.sh's SLURM_PREFIX mode).
+# linkage checks for 25.05, 25.11 and 26.11 where a source tree is given (SLURM_SRC_25_05,
+# SLURM_SRC_25_11, SLURM_SRC_26_11; Debian ships no binaries of those); where an installation
+# of that release is given too (SLURM_PREFIX_25_05, SLURM_PREFIX_25_11, SLURM_PREFIX_26_11:
+# the prefix of its make install), the whole suite instead, against a lab of that
+# installation (lab-up.sh's SLURM_PREFIX mode).
 # Ends with "N passed, N failed". Stops the labs it started (KEEP_LAB=1 keeps them). Every
 # phase's line starts with the time since the start ("== [12m04s] ..."), so a log shows where
 # the time goes; cargo test adds each test binary's own time.
@@ -18,7 +19,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 [ "$(id -u)" = 0 ] || { echo "test.sh: the lab needs root" >&2; exit 1; }
 unset LAB   # each series has its own lab (lab-lib.sh's default for SLURM_SERIES)
-# The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx).
+# The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx,
+# SLURM_PREFIX_26_11).
 unset SLURM_PREFIX
 
 # say TEXT: a phase's heading, with the minutes and seconds since the start (subshells and
@@ -179,7 +181,7 @@ unset SLURM_PIN SLURM_SERIES PACKAGE NVL72_FAULT_PLUGIN NVL72_OTHER_PLUGIN NVL72
 # Series without Debian packages: the export layer must build against the tree and link
 # lazily (tests/linkage.rs), and the core's tests pass with that series' cfgs. With an
 # installation of the release as well, the whole suite runs against a lab of it.
-for series in 25.05 25.11; do
+for series in 25.05 25.11 26.11; do
     var=SLURM_SRC_${series/./_}
     tree=${!var:-}
     pvar=SLURM_PREFIX_${series/./_}

@@ -71,6 +71,53 @@ fn a_segment_job_no_rack_can_hold_names_the_segment() {
     assert!(lab.reason(job).contains("segment"), "{}", lab.reason(job));
 }
 
+/// 26.11: `scontrol update` changes a pending job's segment size and spread flag, and no
+/// plugin hook runs; the plugin reads both afresh at every evaluation. Racks 1 and 2 have four
+/// free trays each: segments of 8 wait, segments of 4 then take both racks. Spreading more
+/// segments than there are racks can never run: Slurm holds the job (`BadConstraints`) and
+/// the plugin's log line says why, as with topology/block. Without a topology plugin the job
+/// would start at once on any eight free trays.
+#[cfg(slurm_segment_update)]
+#[test]
+fn segment_changes_of_a_pending_job_apply_at_its_next_evaluation() {
+    let (lab, _g) = Lab::claim();
+    for busy in ["gb[005-018]", "gb[023-036]", "gb[037-054]", "gb[055-072]"] {
+        lab.occupy(busy);
+    }
+    let job = lab.submit(&["-H", "-N", "8", "--segment=2", "--exclusive"]);
+    let id = job.to_string();
+    lab.run(&[
+        "scontrol",
+        "update",
+        &format!("jobid={id}"),
+        "SegmentSize=8",
+    ]);
+    lab.run(&["scontrol", "release", &id]);
+    lab.assert_stays_pending(job);
+    lab.run(&[
+        "scontrol",
+        "update",
+        &format!("jobid={id}"),
+        "SegmentSize=4",
+    ]);
+    assert_eq!(per_rack(&lab.running_nodes(job)), vec![(1, 4), (2, 4)]);
+    lab.cancel_all();
+    let spread = lab.submit(&["-H", "-N", "16", "--segment=2", "--exclusive"]);
+    let id = spread.to_string();
+    lab.run(&[
+        "scontrol",
+        "update",
+        &format!("jobid={id}"),
+        "SpreadSegments=yes",
+    ]);
+    lab.run(&["scontrol", "release", &id]);
+    lab.wait_for("the job to be held as never runnable", || {
+        lab.pending_reason(spread).as_deref() == Some("BadConstraints")
+    });
+    let why = format!("JobId={id}: 8 segments of 2, each in its own rack, but 4 racks hold 2");
+    assert!(lab.log("slurmctld.log").contains(&why), "no line: {why}");
+}
+
 #[test]
 fn show_node_names_each_trays_rack() {
     let (lab, _g) = Lab::claim();
