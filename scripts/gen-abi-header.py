@@ -52,7 +52,9 @@ import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SERIES = (26, 5)
+# The series whose interface and layouts the SPEC describes: 26.05, and 26.11 (the same
+# SPEC compiles against SchedMD's master at 284c3b9, 26.11.0-0rc1; docs/abi.md "26.11").
+SERIES = ((26, 5), (26, 11))
 
 # ---------------------------------------------------------------------------------------
 # SPEC. Field and prototype declarators use "{}" where the name goes; every declared type
@@ -1032,9 +1034,9 @@ def main():
     tree = os.path.abspath(a.tree)
     m = meta(tree)
     major, minor, micro = int(m["Major"]), int(m["Minor"]), int(m["Micro"])
-    if (major, minor) != SERIES:
-        die("the SPEC in this script is for Slurm %d.%02d; %s is %s"
-            % (SERIES + (tree, m["version"])))
+    if (major, minor) not in SERIES:
+        die("the SPEC in this script is for Slurm %s; %s is %s"
+            % (", ".join("%d.%02d" % s for s in SERIES), tree, m["version"]))
     out_path = os.path.abspath(a.out or os.path.join(
         ROOT, "slurm-headers/abi/slurm-%d.%02d.h" % (major, minor)))
     target = a.target
@@ -1050,8 +1052,8 @@ def main():
                 "%s measured in %s (add one: docs/abi-26.05-inputs.md)"
                 % (target, tree, m["version"], target, m["version"]))
         fixes = LAYOUT_FIXES[target][1]
-    if tuple(int(x) for x in target.split(".")[:2]) != SERIES:
-        die("target %s is not Slurm %d.%02d" % ((target,) + SERIES))
+    if tuple(int(x) for x in target.split(".")[:2]) != (major, minor):
+        die("target %s is not Slurm %d.%02d, the series of %s" % (target, major, minor, tree))
     work = tempfile.mkdtemp(prefix="gen-abi-header.")
     try:
         gen = os.path.join(work, "include")

@@ -540,6 +540,14 @@ if [ -n "$SLURM_PREFIX" ]; then
         in_root sh -c 'command -v ldd' >/dev/null || die "no ldd in the chroot $ROOT (libc-bin); cannot check the installation's libraries"
         elfs=("$copy"/sbin/* "$copy"/bin/* "$copy"/lib/libslurm*.so*)
         for p in "${need[@]}"; do elfs+=("$copy/lib/slurm/$p.so"); done
+        # What the tests load too, when the installation has it: the serializers (`scontrol
+        # --json`, which nvl72 status reads; topology.yaml) and, with ACCOUNTING=1, the
+        # MariaDB storage of its slurmdbd. A library missing there fails as late as a test.
+        optional=(serializer_json serializer_yaml)
+        [ "$ACCOUNTING" != 1 ] || optional+=(accounting_storage_mysql)
+        for p in "${optional[@]}"; do
+            [ ! -f "$copy/lib/slurm/$p.so" ] || elfs+=("$copy/lib/slurm/$p.so")
+        done
         # ldd inside the chroot: "libfoo.so.1 => not found"
         unresolved=$(
             for f in "${elfs[@]}"; do
@@ -550,7 +558,7 @@ if [ -n "$SLURM_PREFIX" ]; then
             done | sort -u | head -n 30)
         [ -z "$unresolved" ] || die "the Slurm installation $SLURM_PREFIX links against libraries that the lab's chroot ($SUITE minbase + munge) lacks:
 $unresolved
-  Add the Debian $SUITE packages that hold them: CHROOT_PACKAGES='<package> ...' (e.g. libjson-c5, libyaml-0-2, libhwloc15)"
+  Add the Debian $SUITE packages that hold them: CHROOT_PACKAGES='<package> ...' (e.g. libjson-c5, libyaml-0-2, libmariadb3, libhwloc15)"
         echo "$fp $TOPO $ACCOUNTING $CHROOT_PACKAGES" > "$ROOT/var/lib/nvl72-prefix.checked"
     fi
     mkdir -p "$ROOT/etc/slurm"

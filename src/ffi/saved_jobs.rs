@@ -60,7 +60,8 @@ pub fn held_jobs() -> Result<Option<Vec<HeldJob>>, String> {
 
 /// The protocol version and where the records start: `packstr(JOB_STATE_VERSION)`,
 /// `pack16(protocol)`, `pack_time(now)`, `pack32(next job id)`, `pack_time(last backfill)`,
-/// all big-endian (job_mgr.c `_dump_job_state` header, the same in 24.11 and 26.05).
+/// all big-endian (job_mgr.c `_dump_job_state` header, the same in 24.11, 26.05 and 26.11;
+/// 26.11's `job_record_unpack` reads protocols 25.05 to 26.11 and refuses older state).
 fn header(bytes: &[u8]) -> Result<(u16, usize), String> {
     let take = |at: usize, n: usize| {
         bytes

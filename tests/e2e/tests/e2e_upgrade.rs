@@ -7,9 +7,11 @@
 //! chroots is the upgrade of Slurm's guide: slurmctld and the slurmd stop, the job steps keep
 //! running, the new release starts on the same state directory and takes the steps over.
 //!
-//! Runs with the 26.05 suite (`slurm_eval_action`). It needs both packages: `PACKAGE` (26.05,
-//! as scripts/test.sh sets it) and `NVL72_PACKAGE_24_11` (scripts/test.sh builds it).
-#![cfg(slurm_eval_action)]
+//! Runs with the suite of Debian's 26.05 lab (`debian_upgrade`, set by the build script for
+//! `SLURM_SERIES=26.05` without `SLURM_PREFIX`): Debian's packages of both releases are what
+//! it moves between. It needs both plugin packages: `PACKAGE` (26.05, as scripts/test.sh sets
+//! it) and `NVL72_PACKAGE_24_11` (scripts/test.sh builds it).
+#![cfg(debian_upgrade)]
 
 use nvl72_e2e as lab;
 
