@@ -14,8 +14,8 @@
 #      SLURM_VERSION_NUMBER in include/slurm/slurm_version.h, else `sbin/slurmctld -V`) sets SLURM_SERIES, which must
 #      match when given. Supported: 25.05, 25.11, 26.11, and also 24.11 and 26.05 builds.
 #      LAB=/var/tmp/nvl72-lab (24.11) or /var/tmp/nvl72-lab-26.05 (26.05); with SLURM_PREFIX
-#      /var/tmp/nvl72-lab-25.05, /var/tmp/nvl72-lab-25.11 (/var/tmp/nvl72-lab-prefix-24.11 and
-#      -26.05 for those series) — must be the same for every lab script.
+#      /var/tmp/nvl72-lab-25.05, /var/tmp/nvl72-lab-25.11 (/var/tmp/nvl72-lab-prefix-24.11,
+#      -26.05 and -26.11 for those series) — must be the same for every lab script.
 
 SLURM_PREFIX=${SLURM_PREFIX:-}
 PREFIX_VERSION=""
