@@ -264,6 +264,12 @@ impl Lab {
         self.run(&["scontrol", "update", "nodename=gb001", "comment=nudge"]);
     }
 
+    /// `scontrol update jobid=<job> <setting>`, e.g. `SegmentSize=4` (26.11 changes a pending
+    /// job's segment this way).
+    pub fn update_job(&self, job: u32, setting: &str) {
+        self.run(&["scontrol", "update", &format!("jobid={job}"), setting]);
+    }
+
     /// A time field of `scontrol show job` (`SubmitTime`, `StartTime`, `LastSchedEval`) as
     /// seconds on slurmctld's clock (its `YYYY-MM-DDTHH:MM:SS`, local time, read as if it
     /// were UTC: only differences mean anything); `None` for `Unknown` or `None`.

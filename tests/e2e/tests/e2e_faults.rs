@@ -734,8 +734,8 @@ fn a_layout_mismatch_is_shown_by_show_topology_status_and_check() {
     let tool = lab.dir.join("var/jobs/nvl72-e2e");
     // 26.05: its profile; an installation's series: its own target dir (scripts/test.sh).
     let built = match lab::slurm_series().as_str() {
-        "26.05" => "target/slurm-26-05/nvl72".to_string(),
         s if lab::slurm_prefix().is_some() => format!("target/slurm-{s}/release/nvl72"),
+        "26.05" => "target/slurm-26-05/nvl72".to_string(),
         _ => "target/release/nvl72".to_string(),
     };
     std::fs::copy(lab.repo.join(built), &tool).expect("the nvl72 binary of this series");

@@ -85,31 +85,15 @@ fn segment_changes_of_a_pending_job_apply_at_its_next_evaluation() {
         lab.occupy(busy);
     }
     let job = lab.submit(&["-H", "-N", "8", "--segment=2", "--exclusive"]);
-    let id = job.to_string();
-    lab.run(&[
-        "scontrol",
-        "update",
-        &format!("jobid={id}"),
-        "SegmentSize=8",
-    ]);
-    lab.run(&["scontrol", "release", &id]);
+    lab.update_job(job, "SegmentSize=8");
+    lab.run(&["scontrol", "release", &job.to_string()]);
     lab.assert_stays_pending(job);
-    lab.run(&[
-        "scontrol",
-        "update",
-        &format!("jobid={id}"),
-        "SegmentSize=4",
-    ]);
+    lab.update_job(job, "SegmentSize=4");
     assert_eq!(per_rack(&lab.running_nodes(job)), vec![(1, 4), (2, 4)]);
     lab.cancel_all();
     let spread = lab.submit(&["-H", "-N", "16", "--segment=2", "--exclusive"]);
     let id = spread.to_string();
-    lab.run(&[
-        "scontrol",
-        "update",
-        &format!("jobid={id}"),
-        "SpreadSegments=yes",
-    ]);
+    lab.update_job(spread, "SpreadSegments=yes");
     lab.run(&["scontrol", "release", &id]);
     lab.wait_for("the job to be held as never runnable", || {
         lab.pending_reason(spread).as_deref() == Some("BadConstraints")
