@@ -228,7 +228,8 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         return Err("--topologies: name at least one of nvl72, block, none".into());
     }
     // Off unless asked: a priced replay's jobs sleep their stretched time (`nvl72 stretch`).
-    let mut cfg = a.w.sim_config_or(racks, "off")?;
+    let mut cfg =
+        a.w.sim_config_or(racks, &crate::workload::Defaults::REPLAY)?;
     // The labs' own algorithm unless asked otherwise: replays are small enough for it.
     cfg.backfill = a.w.backfill.map_or(Backfill::Conservative, Backfill::from);
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
@@ -478,6 +479,7 @@ fn run_labs(
                 trays_per_rack: 18,
                 total_trays: racks * 18,
                 slowdown: &cfg.slowdown,
+                checkpoints: cfg.checkpoints,
                 series_bins: 200,
             },
         );

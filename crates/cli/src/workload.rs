@@ -7,6 +7,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::choices::{BackfillArg, LimitsArg};
+use nvl72_sim::checkpoint::{self, Checkpoints};
 use nvl72_sim::failures::FailureModel;
 use nvl72_sim::job::{
     assign_classes, hours, offered_load, set_offered_load, size_by_gpus, Job, Millis,
@@ -132,6 +133,30 @@ pub struct WorkloadArgs {
     /// an overrun), `strict` is killed at the limit as Slurm does (its work is lost)
     #[arg(long, value_enum, default_value = "lenient")]
     time_limits: LimitsArg,
+    /// Minutes of work between a job's checkpoints, or `none`: a run a failure, preemption or
+    /// strict limit kills loses the work since its last checkpoint and resumes from it
+    /// (docs/results.md, "Goodput: the checkpoint model") [default: simulate 30, replay none]
+    #[arg(long, value_name = "MINUTES|none")]
+    checkpoint_minutes: Option<String>,
+}
+
+/// What a command assumes when the user leaves a model's flag out.
+pub struct Defaults {
+    pub slowdown: &'static str,
+    pub checkpoints: Checkpoints,
+}
+
+impl Defaults {
+    /// `nvl72 simulate`, `breakeven`: the default slowdown model and checkpoint interval.
+    pub const PREDICT: Defaults = Defaults {
+        slowdown: "default",
+        checkpoints: checkpoint::DEFAULT,
+    };
+    /// `nvl72 replay`: the lab's jobs sleep their base time and restart from the beginning.
+    pub const REPLAY: Defaults = Defaults {
+        slowdown: "off",
+        checkpoints: Checkpoints::None,
+    };
 }
 
 impl WorkloadArgs {
@@ -151,11 +176,11 @@ impl WorkloadArgs {
 
     /// The simulator's configuration for `racks` racks (failures, seeds, backfill depth).
     pub fn sim_config(&self, racks: usize) -> Result<SimConfig, String> {
-        self.sim_config_or(racks, "default")
+        self.sim_config_or(racks, &Defaults::PREDICT)
     }
 
-    /// [`Self::sim_config`], with `default_slowdown` when `--slowdown` is not given.
-    pub fn sim_config_or(&self, racks: usize, default_slowdown: &str) -> Result<SimConfig, String> {
+    /// [`Self::sim_config`], with `defaults` for the model flags not given.
+    pub fn sim_config_or(&self, racks: usize, defaults: &Defaults) -> Result<SimConfig, String> {
         if racks == 0 {
             return Err("--racks must be at least 1".into());
         }
@@ -166,12 +191,16 @@ impl WorkloadArgs {
         cfg.backfill = self.backfill.map_or(Backfill::Easy, Backfill::from);
         cfg.max_requeue = u32::try_from(self.max_requeue).ok();
         let (model, variant, _) =
-            parse_variant(self.slowdown.as_deref().unwrap_or(default_slowdown))?;
+            parse_variant(self.slowdown.as_deref().unwrap_or(defaults.slowdown))?;
         cfg.slowdown = Slowdown {
             model,
             limits: self.time_limits.into(),
             variant,
             classes: self.class_rule()?.describe(),
+        };
+        cfg.checkpoints = match &self.checkpoint_minutes {
+            Some(text) => Checkpoints::parse(text)?,
+            None => defaults.checkpoints,
         };
         Ok(cfg)
     }

@@ -12,6 +12,7 @@
 //! | [`sacct`] | A site's job history, as `sacct` exports it from Slurm accounting, as a workload |
 //! | [`synthetic`] | The synthetic NVL72 job mix |
 //! | [`failures`] | Per-tray up/down processes |
+//! | [`checkpoint`] | How often jobs save their progress: what a kill loses |
 //! | [`cluster`] | Tray states: free, busy, down |
 //! | [`free_map`] | A free-tray map with its count and fingerprint |
 //! | [`block`] | The model of topology/block's node choice |
@@ -42,6 +43,7 @@ pub mod bench;
 pub mod block;
 pub mod breakeven;
 pub mod calibration;
+pub mod checkpoint;
 pub mod cluster;
 pub mod engine_view;
 pub mod failures;

@@ -57,11 +57,18 @@
 //! - **Piece balance**: for the same jobs, their smallest piece (trays in one rack) over the
 //!   even share `n / racks used`, averaged over their placements: 1 for 16 + 16 + 16, 0.75 for
 //!   18 + 18 + 12. The smallest piece has the fewest NICs for the job's traffic between racks.
+//! - **Goodput while waiting**: usable occupancy less the work that was thrown away: a run a
+//!   failure, a preemption or its time limit kills loses what it did since its last checkpoint
+//!   ([`super::checkpoint`]); that stretch of its usable trays is taken back out of the same
+//!   windows. The headline: GPU time that did work at NVLink speed *and was kept*. Equals
+//!   usable occupancy when no run was killed.
+//! - **Lost work**: the same thrown-away work in GPU-hours at NVLink speed, per cause.
 //! - **Queue wait**: total time a completed job spent queued, from submission to its final
 //!   start, re-queued periods included (run time lost to failures is not wait).
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoint::Checkpoints;
 use super::job::{class_of, hours, Job, Millis, CLASSES};
 use super::latency::LatencySummary;
 use super::policy::PolicyKind;
@@ -89,6 +96,8 @@ struct JobRecord {
     end: Option<Millis>,
     rejected: bool,
     held: bool,
+    /// Work at NVLink speed its checkpoints have kept (ms); a restart does only the rest.
+    saved: Millis,
     /// The run in progress and its price.
     run: Option<OpenRun>,
 }
@@ -105,6 +114,8 @@ struct OpenRun {
     /// Indexes into [`CommClass::ALL`] and [`CLASSES`].
     comm: usize,
     size: usize,
+    /// The job's work still to do when the run started (ms at NVLink speed).
+    remaining: Millis,
 }
 
 /// What a start costs: the placement's slowdown and the run's fate.
@@ -123,11 +134,10 @@ impl Price {
         }
     }
 
+    /// A run does work at NVLink speed whatever its fate; what a kill throws away is taken
+    /// back out of goodput, not of usable occupancy.
     fn usable_milli(&self, trays: usize) -> u64 {
-        match self.fate {
-            Fate::TimesOut => 0,
-            _ => (1000.0 * trays as f64 / self.factor.s).round() as u64,
-        }
+        (1000.0 * trays as f64 / self.factor.s).round() as u64
     }
 }
 
@@ -248,8 +258,21 @@ pub struct PolicyReport {
     pub makespan_h: f64,
     #[serde(default)]
     pub waiting_h: f64,
+    /// Work kept at NVLink speed per healthy GPU while jobs waited: usable occupancy less the
+    /// work kills threw away (module docs). The headline; equals usable occupancy when no
+    /// run was killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_while_waiting: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_arrivals: Option<f64>,
+    /// Work kept at NVLink speed by the runs that ended, GPU-hours.
+    #[serde(default)]
+    pub goodput_gpu_hours: f64,
+    /// Work thrown away, per cause, GPU-hours at NVLink speed.
+    #[serde(default)]
+    pub lost_work: LostWork,
     /// Work done at NVLink speed per healthy GPU while jobs waited: busy trays, each divided
-    /// by its job's slowdown (module docs). The headline; equals occupancy when nothing pays.
+    /// by its job's slowdown (module docs); equals occupancy when nothing pays.
     pub usable_occupancy_while_waiting: Option<f64>,
     pub usable_occupancy_arrivals: Option<f64>,
     /// Share of the work (trays × run time ÷ slowdown) done on more than one rack.
@@ -305,6 +328,31 @@ pub struct PolicyReport {
     pub ends: Vec<Option<Millis>>,
 }
 
+/// Why a run's work since its last checkpoint was thrown away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    /// A tray under it failed.
+    Failure,
+    /// A higher-priority job took its trays.
+    Preemption,
+    /// Slurm killed it at its time limit (strict limits).
+    Limit,
+}
+
+/// Work thrown away by kills, GPU-hours at NVLink speed, per [`Loss`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LostWork {
+    pub failure_gpu_hours: f64,
+    pub preemption_gpu_hours: f64,
+    pub limit_gpu_hours: f64,
+}
+
+impl LostWork {
+    pub fn total_gpu_hours(&self) -> f64 {
+        self.failure_gpu_hours + self.preemption_gpu_hours + self.limit_gpu_hours
+    }
+}
+
 /// Accumulates the measurements while a simulation runs.
 pub struct Recorder {
     gpus_per_tray: f64,
@@ -328,6 +376,15 @@ pub struct Recorder {
     usable_now: u64,
     usable_waiting: u128,
     usable_arrivals: u128,
+    /// How a kill's lost stretch is taken back out of the waiting window: `(t, time waited
+    /// in the window up to t, whether jobs waited from t on)`, one entry per change.
+    waiting_clock: Vec<(Millis, u128, bool)>,
+    checkpoints: Checkpoints,
+    /// Usable tray-ms (thousandths) thrown away inside the waiting and the arrival windows.
+    lost_waiting: f64,
+    lost_arrivals: f64,
+    /// Work thrown away (tray-ms at NVLink speed), per [`Loss`].
+    lost: [f64; 3],
     /// Work (tray-ms ÷ slowdown): all, split, cut.
     work: [f64; 3],
     split_s: (u64, f64),
@@ -390,6 +447,11 @@ impl Recorder {
             usable_now: 0,
             usable_waiting: 0,
             usable_arrivals: 0,
+            waiting_clock: Vec::new(),
+            checkpoints: Checkpoints::None,
+            lost_waiting: 0.0,
+            lost_arrivals: 0.0,
+            lost: [0.0; 3],
             work: [0.0; 3],
             split_s: (0, 0.0),
             smallest_piece: Default::default(),
@@ -411,9 +473,29 @@ impl Recorder {
         }
     }
 
+    /// Jobs save their progress `checkpoints` (none unless told).
+    pub fn checkpointing(mut self, checkpoints: Checkpoints) -> Self {
+        self.checkpoints = checkpoints;
+        self
+    }
+
+    /// The work `job` has still to do: its run time less what its checkpoints kept.
+    pub fn remaining(&self, job: &Job) -> Millis {
+        job.runtime.saturating_sub(self.jobs[job.id].saved)
+    }
+
     /// Integrates the current state up to `t`.
     pub fn advance(&mut self, t: Millis) {
         let s = self.now;
+        let waiting = s.queued > 0;
+        if self
+            .waiting_clock
+            .last()
+            .map_or(true, |&(_, _, w)| w != waiting)
+        {
+            self.waiting_clock
+                .push((self.last, self.wait_in_window, waiting));
+        }
         if s.queued > 0 {
             self.wait_time += t.saturating_sub(self.last) as u128;
         }
@@ -462,7 +544,9 @@ impl Recorder {
             r.waited += t - since;
         }
         let usable_milli = price.usable_milli(job.trays);
+        let remaining = job.runtime.saturating_sub(r.saved);
         r.run = Some(OpenRun {
+            remaining,
             start: t,
             trays: job.trays,
             factor: price.factor,
@@ -514,6 +598,9 @@ impl Recorder {
 
     pub fn finished(&mut self, job: usize, t: Millis) {
         self.jobs[job].end = Some(t);
+        if self.jobs[job].run.is_some_and(|r| r.fate == Fate::TimesOut) {
+            self.lose(job, t, Loss::Limit);
+        }
         if let Some(run) = self.close(job, t) {
             if run.fate == Fate::TimesOut {
                 self.timeouts += 1;
@@ -546,6 +633,37 @@ impl Recorder {
         Some(run)
     }
 
+    /// The run of `job` is killed at `t`: its work since the last checkpoint is thrown away,
+    /// and what it kept is the job's saved work from now on.
+    fn lose(&mut self, job: usize, t: Millis, cause: Loss) {
+        let Some(run) = self.jobs[job].run else {
+            return;
+        };
+        let elapsed = t.saturating_sub(run.start) as f64;
+        let before = self.jobs[job].saved;
+        let progress = before as f64 + (elapsed / run.factor.s).min(run.remaining as f64);
+        let saved = self.checkpoints.saved(before, progress);
+        self.jobs[job].saved = saved;
+        let lost = (progress - saved as f64).max(0.0);
+        self.lost[cause as usize] += run.trays as f64 * lost;
+        // The lost work is the run's last stretch: from its last checkpoint to `t`.
+        let from = t - ((lost * run.factor.s).round() as Millis).min(t - run.start);
+        let usable = run.usable_milli as f64;
+        self.lost_waiting += usable * (self.waited_until(t) - self.waited_until(from)) as f64;
+        let in_window = |x: Millis| x.min(self.window_end);
+        self.lost_arrivals += usable * (in_window(t) - in_window(from)) as f64;
+    }
+
+    /// Time waited inside the measurement window up to `t` (no later than the last advance).
+    fn waited_until(&self, t: Millis) -> u128 {
+        let i = self.waiting_clock.partition_point(|&(at, _, _)| at <= t);
+        let Some(&(at, waited, waiting)) = i.checked_sub(1).map(|i| &self.waiting_clock[i]) else {
+            return 0;
+        };
+        let in_window = |x: Millis| x.min(self.window_end);
+        waited + u128::from(waiting) * (in_window(t) - in_window(at)) as u128
+    }
+
     pub fn tray_failed(&mut self) {
         self.tray_failures += 1;
     }
@@ -553,6 +671,7 @@ impl Recorder {
     /// A tray failure killed the job after `ran` ms on `trays` trays.
     pub fn killed(&mut self, job: usize, trays: usize, ran: Millis) {
         if let Some(run) = self.jobs[job].run {
+            self.lose(job, run.start + ran, Loss::Failure);
             self.close(job, run.start + ran);
         }
         self.requeues += 1;
@@ -580,6 +699,10 @@ impl Recorder {
         let held = self.jobs.iter().filter(|j| j.held).count();
         let makespan = self.jobs.iter().filter_map(|j| j.end).max().unwrap_or(0);
         let total_waiting = self.total_trays as u128 * self.wait_in_window;
+        let kept = |usable: u128, lost: f64, healthy: u128| {
+            (healthy > 0).then(|| (usable as f64 - lost).max(0.0) / (1000 * healthy) as f64)
+        };
+        let tray_hours = |tray_ms: f64| tray_ms * gpus / super::job::HOUR as f64;
         PolicyReport {
             policy,
             label: None,
@@ -593,6 +716,22 @@ impl Recorder {
             lost_gpu_hours: self.lost_tray_ms as f64 * gpus / super::job::HOUR as f64,
             makespan_h: hours(makespan),
             waiting_h: hours(self.wait_time as Millis),
+            goodput_while_waiting: kept(
+                self.usable_waiting,
+                self.lost_waiting,
+                self.healthy_waiting,
+            ),
+            goodput_arrivals: kept(
+                self.usable_arrivals,
+                self.lost_arrivals,
+                self.healthy_arrivals,
+            ),
+            goodput_gpu_hours: tray_hours(self.work[0] - self.lost.iter().sum::<f64>()),
+            lost_work: LostWork {
+                failure_gpu_hours: tray_hours(self.lost[Loss::Failure as usize]),
+                preemption_gpu_hours: tray_hours(self.lost[Loss::Preemption as usize]),
+                limit_gpu_hours: tray_hours(self.lost[Loss::Limit as usize]),
+            },
             usable_occupancy_while_waiting: ratio(self.usable_waiting, 1000 * self.healthy_waiting),
             usable_occupancy_arrivals: ratio(self.usable_arrivals, 1000 * self.healthy_arrivals),
             split_work_share: (self.work[0] > 0.0).then(|| self.work[1] / self.work[0]),
@@ -834,12 +973,71 @@ mod tests {
     }
 
     #[test]
-    fn a_run_killed_at_its_limit_does_no_usable_work() {
+    fn a_run_killed_at_its_limit_keeps_no_work_without_checkpoints() {
         let rep = one_run(2.0, Fate::TimesOut);
         assert_eq!(rep.occupancy_while_waiting, Some(0.2));
-        assert_eq!(rep.usable_occupancy_while_waiting, Some(0.0));
+        assert_eq!(rep.usable_occupancy_while_waiting, Some(0.1));
+        assert_eq!(rep.goodput_while_waiting, Some(0.0));
         assert_eq!((rep.timeouts, rep.timeout_gpu_hours), (1, 16.0));
-        assert_eq!(rep.slowdown_by_comm[0].efficiency, Some(0.0));
+        assert_eq!(rep.lost_work.limit_gpu_hours, 8.0);
+        assert_eq!(rep.goodput_gpu_hours, 0.0);
+    }
+
+    /// A 1-tray job of 3 hours' work on 10 trays, killed by a failure after 100 minutes
+    /// while another job waits the whole time, checkpointing `every`.
+    fn killed_after_100_minutes(every: Checkpoints) -> (PolicyReport, Millis) {
+        let minute = crate::job::MINUTE;
+        let mut r = Recorder::new(2, 4 * HOUR, 10, 5, 4).checkpointing(every);
+        let job = Job::plain(0, 0, 1, 3 * HOUR, 4 * HOUR);
+        r.queued(0, 0);
+        r.queued(1, 0);
+        r.started(&job, 0, &[(0, 1)], Price::ends(Factor::WHOLE));
+        r.set(0, snap(1, 1));
+        r.advance(100 * minute);
+        r.killed(0, 1, 100 * minute);
+        let remaining = r.remaining(&job);
+        r.set(100 * minute, snap(0, 2));
+        r.advance(4 * HOUR);
+        let other = Job::plain(1, 0, 1, HOUR, HOUR);
+        (
+            r.finish(PolicyKind::Naive, &[job, other], 0, None, 1),
+            remaining,
+        )
+    }
+
+    #[test]
+    fn a_killed_run_loses_the_work_since_its_last_checkpoint() {
+        let minute = crate::job::MINUTE;
+        let (rep, remaining) = killed_after_100_minutes(Checkpoints::Every(30 * minute));
+        // 100 minutes of work, 90 kept: the restart has 90 of its 180 left.
+        assert_eq!(remaining, 90 * minute);
+        let gpu_hours = |minutes: f64| 4.0 * minutes / 60.0;
+        assert!((rep.lost_work.failure_gpu_hours - gpu_hours(10.0)).abs() < 1e-9);
+        // One tray of ten busy for 100 of the 240 waited minutes; 10 of them thrown away.
+        let usable = rep.usable_occupancy_while_waiting.unwrap();
+        let goodput = rep.goodput_while_waiting.unwrap();
+        assert!((usable - 100.0 / 2400.0).abs() < 1e-12, "{usable}");
+        assert!((goodput - 90.0 / 2400.0).abs() < 1e-12, "{goodput}");
+        assert!((rep.goodput_gpu_hours - gpu_hours(90.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn without_checkpoints_a_killed_run_loses_all_its_work() {
+        let (rep, remaining) = killed_after_100_minutes(Checkpoints::None);
+        assert_eq!(remaining, 3 * HOUR);
+        assert_eq!(rep.goodput_while_waiting, Some(0.0));
+        assert!((rep.lost_work.failure_gpu_hours - rep.lost_gpu_hours).abs() < 1e-9);
+    }
+
+    #[test]
+    fn goodput_is_usable_occupancy_when_nothing_is_killed() {
+        let rep = one_run(2.0, Fate::Overruns);
+        assert_eq!(
+            rep.goodput_while_waiting,
+            rep.usable_occupancy_while_waiting
+        );
+        assert_eq!(rep.goodput_arrivals, rep.usable_occupancy_arrivals);
+        assert_eq!(rep.lost_work.total_gpu_hours(), 0.0);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! handled (ends, then tray changes, then arrivals; ties by job or tray number), then one
 //! scheduling pass runs ([`super::scheduler`]). A tray that fails under a running job kills
 //! it; the job is queued again, behind every job already waiting (slurmctld resets a requeued
-//! job's submit time: [`super::queue`]), and later restarts from scratch.
+//! job's submit time: [`super::queue`]), and later restarts with the work after its last
+//! checkpoint still to do ([`super::checkpoint`]; all of it without checkpoints).
 //! Nothing depends on hash order or wall-clock time, so a seed gives one exact result.
 
 use std::cmp::Reverse;
@@ -12,6 +13,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::{Deserialize, Serialize};
 
+use super::checkpoint::Checkpoints;
 use super::cluster::{Cluster, TrayState};
 use super::failures::{FailureModel, FailureTimeline};
 use super::job::{Job, Millis, HOUR};
@@ -77,6 +79,10 @@ pub struct SimConfig {
     /// before the model read as they were run.
     #[serde(default, skip_serializing_if = "Slowdown::is_off")]
     pub slowdown: Slowdown,
+    /// How often jobs save their progress, so that a killed job resumes from its last
+    /// checkpoint; none unless asked for, so reports saved before the model read as run.
+    #[serde(default, skip_serializing_if = "Checkpoints::is_none")]
+    pub checkpoints: Checkpoints,
 }
 
 impl SimConfig {
@@ -101,6 +107,7 @@ impl SimConfig {
             sched_period: None,
             requeue_delay: None,
             slowdown: Slowdown::default(),
+            checkpoints: Checkpoints::None,
         }
     }
 
@@ -276,7 +283,8 @@ impl<'a> Sim<'a> {
                 trays,
                 cfg.trays_per_rack,
                 cfg.gpus_per_tray,
-            ),
+            )
+            .checkpointing(cfg.checkpoints),
         }
     }
 
@@ -464,7 +472,10 @@ impl<'a> Sim<'a> {
                 .slowdown
                 .model
                 .factor(&pieces, j.segment, j.class, self.cfg.trays_per_rack);
-        let (ran, fate) = self.cfg.slowdown.run(j.runtime, j.limit, factor.s);
+        let (ran, fate) = self
+            .cfg
+            .slowdown
+            .run(self.rec.remaining(j), j.limit, factor.s);
         let overhead = self.cfg.run_overhead.unwrap_or(0);
         let held_for = match fate {
             Fate::Ends => (ran + overhead).min(j.limit),

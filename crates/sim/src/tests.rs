@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::calibration;
+use super::checkpoint::Checkpoints;
 use super::failures::FailureModel;
 use super::job::{Job, HOUR, MINUTE};
 use super::policy::PolicyKind;
@@ -133,6 +134,39 @@ fn a_requeued_job_restarts_from_scratch_behind_the_jobs_already_waiting() {
     assert!(r.requeues > 0);
     assert!(r.lost_gpu_hours > 0.0);
     assert!(r.ends[1] < r.ends[0]);
+}
+
+#[test]
+fn a_requeued_job_resumes_from_its_last_checkpoint() {
+    // The same rack and jobs as above: with checkpoints every 30 minutes each kill loses
+    // less than 30 minutes of work and the restart does only the rest, so the long job ends
+    // sooner; either way each job's work is kept once, and the rest counts as lost.
+    let run = |checkpoints| {
+        let mut cfg = SimConfig::new(1);
+        cfg.failures = FailureModel::OnOff {
+            mtbf_h: 30.0,
+            mttr_h: 0.5,
+        };
+        cfg.check_invariants = true;
+        cfg.max_requeue = None;
+        cfg.checkpoints = checkpoints;
+        let jobs = vec![
+            Job::plain(0, 0, 18, 4 * HOUR, 8 * HOUR),
+            Job::plain(1, MINUTE, 18, HOUR, 2 * HOUR),
+        ];
+        simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {})
+    };
+    let from_scratch = run(Checkpoints::None);
+    let resumed = run(Checkpoints::Every(30 * MINUTE));
+    assert!(from_scratch.requeues > 0 && resumed.requeues > 0);
+    assert!(resumed.ends[0] < from_scratch.ends[0]);
+    let per_kill = 18.0 * 4.0 * 0.5; // GPU-hours: 18 trays, under 30 minutes each
+    assert!(resumed.lost_work.failure_gpu_hours < resumed.requeues as f64 * per_kill);
+    assert!((from_scratch.lost_work.failure_gpu_hours - from_scratch.lost_gpu_hours).abs() < 1e-6);
+    assert!(resumed.lost_work.failure_gpu_hours > 0.0);
+    // What is kept is every job's work done once: 18 trays × 5 hours, however often killed.
+    assert!((resumed.goodput_gpu_hours - 4.0 * 18.0 * 5.0).abs() < 1e-6);
+    assert!((from_scratch.goodput_gpu_hours - 4.0 * 18.0 * 5.0).abs() < 1e-6);
 }
 
 #[test]

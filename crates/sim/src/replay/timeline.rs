@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
+use crate::checkpoint::Checkpoints;
 use crate::metrics::{PolicyReport, Price, Recorder, Snapshot};
 use crate::policy::PolicyKind;
 use crate::slowdown::Slowdown;
@@ -79,6 +80,8 @@ pub struct Measure<'a> {
     pub trays_per_rack: usize,
     pub total_trays: usize,
     pub slowdown: &'a Slowdown,
+    /// How often its jobs saved their progress (a requeued job resumed from its last one).
+    pub checkpoints: Checkpoints,
     pub series_bins: usize,
 }
 
@@ -94,6 +97,7 @@ pub fn report(
         trays_per_rack,
         total_trays,
         slowdown,
+        checkpoints,
         series_bins,
     } = *m;
     let by_slurm: BTreeMap<u32, usize> = observed
@@ -178,7 +182,8 @@ pub fn report(
 
     let jobs = &schedule.stream;
     let last_submit = jobs.last().map_or(0, |j| j.submit);
-    let mut rec = Recorder::new(jobs.len(), last_submit, total_trays, trays_per_rack, 4);
+    let mut rec = Recorder::new(jobs.len(), last_submit, total_trays, trays_per_rack, 4)
+        .checkpointing(checkpoints);
     let mut state = State::new(jobs.len(), total_trays);
     // A held job is held after its last kill only.
     let mut kills_left = vec![0usize; jobs.len()];
@@ -217,7 +222,7 @@ pub fn report(
                     let factor = slowdown
                         .model
                         .factor(&pieces, j.segment, j.class, trays_per_rack);
-                    let (_, fate) = slowdown.run(j.runtime, j.limit, factor.s);
+                    let (_, fate) = slowdown.run(rec.remaining(j), j.limit, factor.s);
                     rec.started(j, t, &racks, Price { factor, fate });
                     state.running.insert(*job, (t, trays.clone()));
                 }
@@ -323,6 +328,7 @@ mod tests {
             trays_per_rack: 18,
             total_trays: 36,
             slowdown: &OFF,
+            checkpoints: Checkpoints::None,
             series_bins: 10,
         }
     }
@@ -445,6 +451,7 @@ mod tests {
             &log,
             &Measure {
                 slowdown: &priced,
+                checkpoints: Checkpoints::None,
                 ..measure(PolicyKind::Naive)
             },
         );
