@@ -16,7 +16,7 @@ use nvl72_sim::plot;
 use nvl72_sim::policy::PolicyKind;
 use nvl72_sim::report::{describe_failures, RunReport};
 use nvl72_sim::simulation::simulate_all;
-use nvl72_sim::verdict::verdict;
+use nvl72_sim::verdict::{verdict, Margins};
 
 use crate::output::write_file;
 use crate::workload;
@@ -94,9 +94,7 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), String> {
         sim: cfg,
         policies,
     };
-    let margin = calibration.as_ref().and_then(|c| c.margin(with_failures));
-    let usable_margin = calibration.and_then(|c| c.usable_margin(with_failures));
-    let verdict = verdict(&report, margin, usable_margin);
+    let verdict = verdict(&report, &Margins::of(calibration.as_ref(), with_failures));
     if let Some(v) = &verdict {
         println!("{v}");
     }

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use nvl72_engine::idle::Cause;
+use nvl72_sim::calibration::PolicyMargins;
 use nvl72_sim::metrics::PolicyReport;
 use nvl72_sim::report::RunReport;
-use nvl72_sim::verdict::{usable_line, Usable};
+use nvl72_sim::verdict::{compared_line, Compared, Figure};
 
 #[derive(Args)]
 pub struct SummarizeArgs {
@@ -20,7 +21,17 @@ pub struct SummarizeArgs {
 /// One row: its name, the factor from the report's unit to the row's, and the figure.
 type Metric = (&'static str, f64, fn(&PolicyReport) -> Option<f64>);
 
-const METRICS: [Metric; 29] = [
+const METRICS: [Metric; 33] = [
+    ("goodput while waiting %", 100.0, |p| {
+        p.goodput_while_waiting
+    }),
+    ("goodput while submitting %", 100.0, |p| p.goodput_arrivals),
+    ("work kept GPU-h", 1.0, |p| Some(p.goodput_gpu_hours)),
+    (
+        "work lost to failures / preemption / limits GPU-h",
+        1.0,
+        |p| Some(p.lost_work.total_gpu_hours()),
+    ),
     ("usable occupancy while waiting %", 100.0, |p| {
         p.usable_occupancy_while_waiting
     }),
@@ -121,9 +132,14 @@ pub fn summarize(a: &SummarizeArgs) -> Result<(), String> {
     );
     // A column per policy: its label (`slurm nvl72` in replay reports), else its policy.
     let columns: Vec<String> = first.policies.iter().map(PolicyReport::name).collect();
-    if let Some(line) = summary_usable_line(&reports, &columns) {
-        println!("{line}\n");
+    let lines = [
+        summary_line(&reports, &columns, Figure::Goodput),
+        summary_line(&reports, &columns, Figure::Usable),
+    ];
+    for line in lines.iter().flatten() {
+        println!("{line}");
     }
+    println!();
     println!("| metric | {} |", columns.join(" | "));
     println!("|---|{}", "---|".repeat(columns.len()));
     for (name, scale, get) in METRICS {
@@ -172,31 +188,38 @@ fn cell(vals: &[f64]) -> String {
     }
 }
 
-/// The verdict's usable line from the reports' means, when they price split jobs and have
-/// an nvl72 column.
-fn summary_usable_line(reports: &[RunReport], columns: &[String]) -> Option<String> {
+/// The verdict's goodput or usable line from the reports' means (usable only when they
+/// price split jobs) when they have an nvl72 column.
+fn summary_line(reports: &[RunReport], columns: &[String], figure: Figure) -> Option<String> {
     let sim = &reports[0].sim;
-    if sim.slowdown.is_off() {
-        return None; // priced nothing: usable equals occupancy
-    }
+    let of: fn(&PolicyReport) -> Option<f64> = match figure {
+        Figure::Goodput => |p| p.goodput_while_waiting,
+        Figure::Usable if sim.slowdown.is_off() => return None, // usable equals occupancy
+        Figure::Usable => |p| p.usable_occupancy_while_waiting,
+    };
     let mean = |name: &str| -> Option<f64> {
         columns.iter().find(|c| c.as_str() == name)?;
-        let vals = figures(reports, name, |p| p.usable_occupancy_while_waiting, 1.0);
+        let vals = figures(reports, name, of, 1.0);
         (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
     };
     let gpus = (sim.racks * sim.trays_per_rack * sim.gpus_per_tray) as f64;
-    Some(usable_line(&Usable {
+    let model = match figure {
+        Figure::Goodput => format!(
+            "{}; checkpoints {}",
+            sim.slowdown.describe(),
+            sim.checkpoints.describe()
+        ),
+        Figure::Usable => sim.slowdown.describe(),
+    };
+    Some(compared_line(&Compared {
+        figure,
         ours: mean("nvl72")?,
         naive: mean("naive"),
         block: mean("block"),
         healthy_gpus: gpus * (1.0 - sim.failures.unavailability()),
-        band: None,
-        band_is_usables: false,
-        model: format!(
-            "{} (means of {} runs)",
-            sim.slowdown.describe(),
-            reports.len()
-        ),
+        margins: &PolicyMargins::default(),
+        stand_in: None,
+        model: format!("{model} (means of {} runs)", reports.len()),
     }))
 }
 

@@ -225,6 +225,19 @@ impl Calibration {
         (g.replays > 0).then_some(g.mean_abs)
     }
 
+    /// Each policy's own mean absolute error on occupancy (`usable`: on usable occupancy,
+    /// from the priced replays): a difference between two policies is a finding only beyond
+    /// the larger of their two.
+    pub fn policy_margins(&self, with_failures: bool, usable: bool) -> PolicyMargins {
+        PolicyMargins(
+            self.group(with_failures, usable)
+                .per_plugin
+                .iter()
+                .map(|p| (p.policy, p.mean_abs))
+                .collect(),
+        )
+    }
+
     /// The band `simulate` prints: one line, or `None` when the set has no such replays.
     pub fn band(&self, with_failures: bool) -> Option<String> {
         self.describe(with_failures, false)
@@ -238,10 +251,16 @@ impl Calibration {
     fn describe(&self, with_failures: bool, usable: bool) -> Option<String> {
         let g = self.group(with_failures, usable);
         (g.replays > 0).then(|| {
+            let per_policy: Vec<String> = g
+                .per_plugin
+                .iter()
+                .map(|p| format!("{} ±{:.1}", p.policy, p.mean_abs))
+                .collect();
             format!(
-                "±{:.1} points (mean; at most {:.1}) from {} real slurmctld replays {} failures{}, {}, {} backfill model",
+                "±{:.1} points (mean; at most {:.1}; per policy {}) from {} real slurmctld replays {} failures{}, {}, {} backfill model",
                 g.mean_abs,
                 g.max_abs,
+                per_policy.join(", "),
                 g.replays,
                 if with_failures { "with" } else { "without" },
                 if usable { " whose jobs paid their splits' slowdown" } else { "" },
@@ -263,6 +282,29 @@ impl Calibration {
             Backfill::Easy => include_str!("calibration-easy.json"),
         };
         serde_json::from_str(text).ok()
+    }
+}
+
+/// Each policy's measured error in points ([`Calibration::policy_margins`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyMargins(pub Vec<(PolicyKind, f64)>);
+
+impl PolicyMargins {
+    pub fn of(&self, policy: PolicyKind) -> Option<f64> {
+        self.0.iter().find(|(p, _)| *p == policy).map(|&(_, m)| m)
+    }
+
+    /// How far apart `a` and `b` must be for the difference to be a finding: the larger of
+    /// their two errors (`None` when neither was measured).
+    pub fn between(&self, a: PolicyKind, b: PolicyKind) -> Option<f64> {
+        match (self.of(a), self.of(b)) {
+            (Some(x), Some(y)) => Some(x.max(y)),
+            (x, y) => x.or(y),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -451,7 +493,18 @@ mod tests {
         assert!(c
             .usable_band(true)
             .unwrap()
-            .starts_with("±2.0 points (mean; at most 3.0) from 1 real slurmctld replays with failures whose jobs paid"));
+            .starts_with("±2.0 points (mean; at most 3.0; per policy nvl72 ±3.0, block ±1.0) from 1 real slurmctld replays with failures whose jobs paid"));
+        let margins = c.policy_margins(true, true);
+        let near = |x: Option<f64>, y: f64| (x.unwrap() - y).abs() < 1e-9;
+        assert!(near(margins.of(Nvl72), 3.0));
+        assert!(
+            near(margins.between(Nvl72, Block), 3.0),
+            "the larger of the two"
+        );
+        assert!(
+            near(margins.between(Block, Naive), 1.0),
+            "naive not measured"
+        );
     }
 
     #[test]

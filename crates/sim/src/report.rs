@@ -99,6 +99,7 @@ impl RunReport {
         ));
         lines.push(("scheduler model", s.describe_scheduler()));
         lines.push(("slowdown of split jobs", s.slowdown.describe()));
+        lines.push(("checkpoints", s.checkpoints.describe()));
         lines
     }
 
@@ -120,6 +121,15 @@ impl RunReport {
         row("makespan h", &|p| format!("{:.1}", p.makespan_h));
         row("time with jobs waiting h", &|p| {
             format!("{:.1}", p.waiting_h)
+        });
+        row("goodput while waiting", &|p| pct(p.goodput_while_waiting));
+        row("goodput while submitting", &|p| pct(p.goodput_arrivals));
+        row("work kept GPU-h (lost: failure/preemption/limit)", &|p| {
+            let l = &p.lost_work;
+            format!(
+                "{:.0} ({:.0}/{:.0}/{:.0})",
+                p.goodput_gpu_hours, l.failure_gpu_hours, l.preemption_gpu_hours, l.limit_gpu_hours
+            )
         });
         row("usable GPU occupancy while waiting", &|p| {
             pct(p.usable_occupancy_while_waiting)
@@ -244,6 +254,16 @@ impl RunReport {
         if let Some(band) = usable_band {
             lines.push(format!(
                 "the simulator's error on usable GPU occupancy while waiting: {band}"
+            ));
+        }
+        if !lines.is_empty() {
+            lines.push(format!(
+                "goodput is not yet calibrated on its own: {}'s band stands in for it",
+                if usable_band.is_some() {
+                    "usable occupancy"
+                } else {
+                    "occupancy"
+                }
             ));
         }
         lines

@@ -146,27 +146,28 @@ fn a_priced_verdict_leads_with_usable_gpus_then_split_work_then_plain_occupancy(
         error_band: None,
         usable_error_band: None,
     };
-    let text = super::verdict::verdict(&report, Some(1.5), None).unwrap();
+    let text = super::verdict::verdict(&report, &super::tests::margins_of(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let (ours, naive) = (&report.policies[0], &report.policies[2]);
     let d = ours.usable_occupancy_while_waiting.unwrap()
         - naive.usable_occupancy_while_waiting.unwrap();
     let gpus = (d * 864.0).abs().round();
     let how = if d >= 0.0 { "more" } else { "fewer" };
+    assert!(lines[1].contains("GPUs of goodput"), "{text}");
     assert!(
-        lines[1].starts_with(&format!("- nvl72 would have given {gpus} {how} usable GPUs than Slurm without a topology plugin")),
+        lines[2].starts_with(&format!("- nvl72 would have given {gpus} {how} usable GPUs than Slurm without a topology plugin")),
         "{text}"
     );
     assert!(
-        lines[1].contains("model: default; classes all dense; lenient limits"),
+        lines[2].contains("model: default; classes all dense; lenient limits"),
         "{text}"
     );
     assert!(
-        lines[2].starts_with("- work done split across racks: naive "),
+        lines[3].starts_with("- work done split across racks: naive "),
         "{text}"
     );
     assert!(
-        lines[3].starts_with("- plain occupancy: while jobs waited"),
+        lines[4].starts_with("- plain occupancy: while jobs waited"),
         "{text}"
     );
     assert!(report

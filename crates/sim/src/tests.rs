@@ -403,7 +403,7 @@ fn a_prediction_is_the_mean_of_its_tick_phases() {
 #[test]
 fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() {
     let report = run_report(0.0, 5);
-    let text = super::verdict::verdict(&report, Some(1.5), None).unwrap();
+    let text = super::verdict::verdict(&report, &margins_of(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
@@ -418,22 +418,23 @@ fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() 
         n if d > 0.0 => format!("{n} more GPUs busy than block"),
         n => format!("{n} fewer GPUs busy than block"),
     };
+    // No failures, no slowdown: goodput is occupancy, and leads.
     assert!(
-        lines[1].starts_with("- while jobs waited, nvl72 would have kept "),
+        lines[1].starts_with("- nvl72 would have given ") && lines[1].contains("GPUs of goodput"),
         "{text}"
     );
-    assert!(lines[1].contains(&against_block), "{text}");
     assert!(
-        lines[1].contains("than naive") || lines[1].contains("as naive"),
+        lines[2].starts_with("- plain occupancy: while jobs waited, nvl72 would have kept "),
+        "{text}"
+    );
+    assert!(lines[2].contains(&against_block), "{text}");
+    assert!(
+        lines[2].contains("than naive") || lines[2].contains("as naive"),
         "{text}"
     );
     assert_eq!(
         (d * 100.0).abs() <= 1.5,
-        lines[1]
-            .split("; and ")
-            .next()
-            .unwrap()
-            .contains("not a finding"),
+        lines[2].split("; and ").next().unwrap().contains("a tie"),
         "{text}"
     );
     // nvl72 splits no job that fits a rack; naive's count is its own report's.
@@ -449,7 +450,17 @@ fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() 
         policies: report.policies[..1].to_vec(),
         ..report.clone()
     };
-    assert!(super::verdict::verdict(&alone, None, None).is_none());
+    assert!(super::verdict::verdict(&alone, &margins_of(1.5)).is_none());
+}
+
+/// The same measured error for every policy, on occupancy only.
+pub(crate) fn margins_of(points: f64) -> super::verdict::Margins {
+    super::verdict::Margins {
+        occupancy: super::calibration::PolicyMargins(
+            PolicyKind::ALL[..3].iter().map(|&k| (k, points)).collect(),
+        ),
+        ..Default::default()
+    }
 }
 
 #[test]

@@ -4,22 +4,63 @@
 
 use std::fmt::Write;
 
-use super::metrics::{PolicyReport, Share};
+use super::calibration::{Calibration, PolicyMargins};
+use super::metrics::{LostWork, PolicyReport, Share};
 use super::policy::PolicyKind;
 use super::report::RunReport;
 
 /// Which of a report's one-rack shares a verdict line counts.
 type ShareOf = fn(&PolicyReport) -> Share;
 
+/// The simulator's measured error per policy, that a verdict holds each difference against.
+#[derive(Debug, Clone, Default)]
+pub struct Margins {
+    /// On occupancy while jobs wait.
+    pub occupancy: PolicyMargins,
+    /// On usable occupancy, from the replays whose jobs paid their splits' slowdown; empty
+    /// until such replays were measured (occupancy's stands in).
+    pub usable: PolicyMargins,
+    /// On goodput, from the replays whose requeued jobs resumed from their checkpoints;
+    /// empty until such replays were measured (usable occupancy's stands in).
+    pub goodput: PolicyMargins,
+}
+
+impl Margins {
+    /// The margins of a calibration for runs with or without failures.
+    pub fn of(calibration: Option<&Calibration>, with_failures: bool) -> Margins {
+        calibration.map_or_else(Margins::default, |c| Margins {
+            occupancy: c.policy_margins(with_failures, false),
+            usable: c.policy_margins(with_failures, true),
+            goodput: PolicyMargins::default(),
+        })
+    }
+
+    /// A figure's own margins, else the nearest that stands in for them, and whose they are.
+    fn for_figure(&self, figure: Figure) -> (&PolicyMargins, Option<&'static str>) {
+        let chain: &[(&PolicyMargins, &'static str)] = match figure {
+            Figure::Goodput => &[
+                (&self.goodput, "goodput"),
+                (&self.usable, "usable occupancy"),
+                (&self.occupancy, "occupancy"),
+            ],
+            Figure::Usable => &[
+                (&self.usable, "usable occupancy"),
+                (&self.occupancy, "occupancy"),
+            ],
+        };
+        let own = chain[0].1;
+        chain
+            .iter()
+            .find(|(m, _)| !m.is_empty())
+            .map_or((&self.occupancy, None), |&(m, name)| {
+                (m, (name != own).then_some(name))
+            })
+    }
+}
+
 /// A few lines, or `None` when the run has no nvl72 column or nothing to compare it with.
-/// `margin` and `usable_margin`: the simulator's mean error on occupancy and on usable
-/// occupancy, in points ([`super::calibration`]); occupancy's stands in for usable's until
-/// priced replays measure it.
-pub fn verdict(
-    report: &RunReport,
-    margin: Option<f64>,
-    usable_margin: Option<f64>,
-) -> Option<String> {
+/// Each difference is held against the larger of the two policies' measured errors.
+pub fn verdict(report: &RunReport, margins: &Margins) -> Option<String> {
     let find = |k: PolicyKind| {
         report
             .policies
@@ -48,22 +89,47 @@ pub fn verdict(
     );
     let occ = |p: &PolicyReport| p.occupancy_while_waiting;
     let priced = !s.slowdown.is_off();
-    if let Some(u) = ours.usable_occupancy_while_waiting.filter(|_| priced) {
-        let usable = |k| find(k).and_then(|p| p.usable_occupancy_while_waiting);
+    let mut compare = |figure: Figure, of: fn(&PolicyReport) -> Option<f64>| {
+        let Some(u) = of(ours) else { return };
+        let (policy_margins, stand_in) = margins.for_figure(figure);
         let _ = writeln!(
             out,
             "{}",
-            usable_line(&Usable {
+            compared_line(&Compared {
+                figure,
                 ours: u,
-                naive: usable(PolicyKind::Naive),
-                block: usable(PolicyKind::Block),
+                naive: find(PolicyKind::Naive).and_then(of),
+                block: find(PolicyKind::Block).and_then(of),
                 healthy_gpus: healthy,
-                band: usable_margin.or(margin),
-                band_is_usables: usable_margin.is_some(),
-                model: s.slowdown.describe(),
+                margins: policy_margins,
+                stand_in,
+                model: match figure {
+                    Figure::Goodput => format!(
+                        "{}; checkpoints {}",
+                        s.slowdown.describe(),
+                        s.checkpoints.describe()
+                    ),
+                    Figure::Usable => s.slowdown.describe(),
+                },
             })
         );
+    };
+    compare(Figure::Goodput, |p| p.goodput_while_waiting);
+    if priced {
+        compare(Figure::Usable, |p| p.usable_occupancy_while_waiting);
         let _ = writeln!(out, "{}", split_work_line(ours, &others));
+    }
+    let lost: Vec<String> = std::iter::once(ours)
+        .chain(others.iter().copied())
+        .filter(|p| p.lost_work.total_gpu_hours() > 0.0)
+        .map(|p| format!("{} {}", p.name(), describe_lost(&p.lost_work)))
+        .collect();
+    if !lost.is_empty() {
+        let _ = writeln!(
+            out,
+            "- work thrown away by kills (GPU-h at NVLink speed): {}",
+            lost.join("; ")
+        );
     }
     if let Some(o) = occ(ours) {
         let parts: Vec<String> = others
@@ -83,16 +149,17 @@ pub fn verdict(
                     o * 100.0,
                     occ(p)? * 100.0
                 );
-                if margin.is_some_and(|m| (d * 100.0).abs() <= m) {
-                    t += ", within the simulator's error: not a finding";
+                if let Some(m) = margins.occupancy.between(PolicyKind::Nvl72, p.policy) {
+                    if (d * 100.0).abs() <= m {
+                        t += &tie(m);
+                    }
                 }
                 Some(t)
             })
             .collect();
         let _ = writeln!(
             out,
-            "- {}while jobs waited, nvl72 would have kept {}",
-            if priced { "plain occupancy: " } else { "" },
+            "- plain occupancy: while jobs waited, nvl72 would have kept {}",
             parts.join("; and ")
         );
     } else {
@@ -155,71 +222,140 @@ pub fn verdict(
     if !left.is_empty() {
         let _ = writeln!(out, "- jobs not done: {}", left.join("; "));
     }
-    if let Some(m) = margin {
+    if !margins.occupancy.is_empty() {
         let _ = writeln!(
             out,
-            "- the simulator's measured error on occupancy is ±{m:.1} points (real slurmctld replays); the figures below are the simulator's"
+            "- the simulator's measured error on occupancy per policy is {} points (real slurmctld replays); the figures below are the simulator's",
+            describe_margins(&margins.occupancy)
         );
     }
     Some(out)
 }
 
-/// Usable occupancy of nvl72 and the two it is compared with, for [`usable_line`].
-pub struct Usable {
+/// The figure a headline line compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// Work kept at NVLink speed: the headline.
+    Goodput,
+    /// Work at NVLink speed, kept or not.
+    Usable,
+}
+
+/// One figure of nvl72 and of the two it is compared with, for [`compared_line`].
+pub struct Compared<'a> {
+    pub figure: Figure,
     pub ours: f64,
     /// Slurm without a topology plugin.
     pub naive: Option<f64>,
     pub block: Option<f64>,
     pub healthy_gpus: f64,
-    /// The simulator's error, in points.
-    pub band: Option<f64>,
-    /// `band` was measured on usable occupancy (else it is occupancy's, quoted instead).
-    pub band_is_usables: bool,
-    /// [`super::slowdown::Slowdown::describe`].
+    /// Each policy's measured error on this figure, in points.
+    pub margins: &'a PolicyMargins,
+    /// Whose margins stand in for this figure's own, not yet measured.
+    pub stand_in: Option<&'static str>,
+    /// The slowdown model (and the checkpoints, for goodput).
     pub model: String,
 }
 
-/// The headline: how many more GPUs did work at NVLink speed under nvl72 while jobs waited.
-pub fn usable_line(u: &Usable) -> String {
+/// How many more GPUs did (kept) work at NVLink speed under nvl72 while jobs waited; a
+/// difference within the larger of the two policies' errors is a tie.
+pub fn compared_line(c: &Compared) -> String {
+    let (unit, definition) = match c.figure {
+        Figure::Goodput => (
+            "GPUs of goodput",
+            "goodput = GPU time ÷ each job's slowdown, less the work kills threw away",
+        ),
+        Figure::Usable => ("usable GPUs", "usable = GPU time ÷ each job's slowdown"),
+    };
     let parts: Vec<String> = [
-        ("Slurm without a topology plugin", u.naive),
-        ("topology/block", u.block),
+        (
+            PolicyKind::Naive,
+            "Slurm without a topology plugin",
+            c.naive,
+        ),
+        (PolicyKind::Block, "topology/block", c.block),
     ]
     .into_iter()
-    .filter_map(|(name, theirs)| {
+    .filter_map(|(kind, name, theirs)| {
         let theirs = theirs?;
-        let d = u.ours - theirs;
-        let n = (d * u.healthy_gpus).abs().round() as u64;
+        let d = c.ours - theirs;
+        let n = (d * c.healthy_gpus).abs().round() as u64;
         let rel = if theirs > 0.0 {
-            format!(" ({:+.1}%)", (u.ours / theirs - 1.0) * 100.0)
+            format!(" ({:+.1}%)", (c.ours / theirs - 1.0) * 100.0)
         } else {
             String::new()
         };
         let mut t = match (n, d >= 0.0) {
-            (0, _) => format!("as many usable GPUs as {name}{rel}"),
-            (n, true) => format!("{} more usable GPUs than {name}{rel}", grouped(n)),
-            (n, false) => format!("{} fewer usable GPUs than {name}{rel}", grouped(n)),
+            (0, _) => format!("as many {unit} as {name}{rel}"),
+            (n, true) => format!("{} more {unit} than {name}{rel}", grouped(n)),
+            (n, false) => format!("{} fewer {unit} than {name}{rel}", grouped(n)),
         };
-        if u.band.is_some_and(|b| (d * 100.0).abs() <= b) {
-            t += ", within the simulator's error: not a finding";
+        if let Some(m) = c.margins.between(PolicyKind::Nvl72, kind) {
+            if (d * 100.0).abs() <= m {
+                t += &tie(m);
+            }
         }
         Some(t)
     })
     .collect();
-    let band = match u.band {
-        Some(b) if u.band_is_usables => {
-            format!("; the simulator's error on usable occupancy: ±{b:.1} points")
-        }
-        Some(b) => format!(
-            "; the simulator's error: ±{b:.1} points (occupancy's band: usable not yet calibrated)"
-        ),
-        None => String::new(),
+    let band = if c.margins.is_empty() {
+        String::new()
+    } else {
+        let whose = match (c.figure, c.stand_in) {
+            (_, Some(other)) => format!(
+                " ({other}'s: {} not yet calibrated)",
+                match c.figure {
+                    Figure::Goodput => "goodput",
+                    Figure::Usable => "usable occupancy",
+                }
+            ),
+            (_, None) => String::new(),
+        };
+        format!(
+            "; the simulator's error per policy: {} points{whose}",
+            describe_margins(c.margins)
+        )
+    };
+    let short = match c.figure {
+        Figure::Goodput => "goodput",
+        Figure::Usable => "usable",
     };
     format!(
-        "- nvl72 would have given {} while jobs waited ({:.1}% usable; usable = GPU time ÷ each job's slowdown; model: {}){band}",
+        "- nvl72 would have given {} while jobs waited ({:.1}% {short}; {definition}; model: {}){band}",
         if parts.is_empty() { "no comparison".to_string() } else { parts.join(" and ") },
-        u.ours * 100.0,
-        u.model
+        c.ours * 100.0,
+        c.model
+    )
+}
+
+/// `, a tie: within the simulator's error of ±m points`.
+fn tie(m: f64) -> String {
+    format!(", a tie: within the simulator's error of ±{m:.1} points")
+}
+
+/// `nvl72 ±2.1, block ±1.3, naive ±1.4`.
+fn describe_margins(m: &PolicyMargins) -> String {
+    m.0.iter()
+        .map(|(p, e)| format!("{p} ±{e:.1}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `12 (failure 10, limit 2)`.
+fn describe_lost(l: &LostWork) -> String {
+    let parts: Vec<String> = [
+        ("failure", l.failure_gpu_hours),
+        ("preemption", l.preemption_gpu_hours),
+        ("limit", l.limit_gpu_hours),
+    ]
+    .into_iter()
+    .filter(|&(_, h)| h > 0.0)
+    .map(|(cause, h)| format!("{cause} {}", grouped(h.round() as u64)))
+    .collect();
+    format!(
+        "{} ({})",
+        grouped(l.total_gpu_hours().round() as u64),
+        parts.join(", ")
     )
 }
 
@@ -258,40 +394,51 @@ fn grouped(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn usable(ours: f64, naive: f64, block: f64, band: Option<f64>, calibrated: bool) -> String {
-        usable_line(&Usable {
+    fn line(figure: Figure, ours: f64, naive: f64, block: f64, margins: &[f64]) -> String {
+        let margins = PolicyMargins(
+            [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive]
+                .into_iter()
+                .zip(margins.iter().copied())
+                .collect(),
+        );
+        compared_line(&Compared {
+            figure,
             ours,
             naive: Some(naive),
             block: Some(block),
             healthy_gpus: 1000.0,
-            band,
-            band_is_usables: calibrated,
+            margins: &margins,
+            stand_in: (figure == Figure::Goodput).then_some("usable occupancy"),
             model: "default".into(),
         })
     }
 
     #[test]
     fn the_usable_line_counts_gpus_and_percent_against_each_policy() {
-        let line = usable(0.80, 0.70, 0.82, Some(1.5), true);
+        let text = line(Figure::Usable, 0.80, 0.70, 0.82, &[1.5, 1.0, 1.2]);
         assert_eq!(
-            line,
+            text,
             "- nvl72 would have given 100 more usable GPUs than Slurm without a topology plugin (+14.3%) \
              and 20 fewer usable GPUs than topology/block (-2.4%) while jobs waited (80.0% usable; \
-             usable = GPU time ÷ each job's slowdown; model: default); the simulator's error on usable \
-             occupancy: ±1.5 points"
+             usable = GPU time ÷ each job's slowdown; model: default); the simulator's error per \
+             policy: nvl72 ±1.5, block ±1.0, naive ±1.2 points"
         );
     }
 
     #[test]
-    fn a_difference_inside_the_band_is_not_a_finding() {
-        let line = usable(0.80, 0.79, 0.70, Some(1.5), false);
-        assert!(line.contains("10 more usable GPUs than Slurm without a topology plugin (+1.3%), within the simulator's error: not a finding and 100 more"), "{line}");
+    fn a_difference_inside_the_larger_of_two_bands_is_a_tie() {
+        // nvl72's band is 1.0, naive's 4.3: 3 points apart is a tie with naive, not with block.
+        let text = line(Figure::Goodput, 0.80, 0.77, 0.77, &[1.0, 1.0, 4.3]);
         assert!(
-            line.ends_with("±1.5 points (occupancy's band: usable not yet calibrated)"),
-            "{line}"
+            text.contains("than Slurm without a topology plugin (+3.9%), a tie: within the simulator's error of ±4.3 points and 30 more GPUs of goodput than topology/block (+3.9%) while"),
+            "{text}"
         );
-        assert!(!usable(0.8, 0.7, 0.7, None, false).contains("error"));
-        assert!(usable(0.8, 0.8, 0.7, None, false)
+        assert!(
+            text.ends_with("(usable occupancy's: goodput not yet calibrated)"),
+            "{text}"
+        );
+        assert!(!line(Figure::Usable, 0.8, 0.7, 0.7, &[]).contains("error"));
+        assert!(line(Figure::Usable, 0.8, 0.8, 0.7, &[])
             .contains("given as many usable GPUs as Slurm without a topology plugin (+0.0%) and"));
     }
 
