@@ -1,5 +1,5 @@
-//! `nvl72 breakeven`: usable occupancy of nvl72, block and naive against a uniform slowdown
-//! of split jobs, and the slowdown x* at which nvl72 catches up with each (ref §4.6.1).
+//! `nvl72 breakeven`: goodput of nvl72, block and naive against a uniform slowdown of split
+//! jobs, and the slowdown x* from which nvl72 stays ahead of each (ref §4.6.1).
 
 use clap::Args;
 
@@ -61,10 +61,10 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
         Splits::Every => "every split job",
         Splits::Avoidable => "every job on more racks than its size needs",
     };
-    println!("usable occupancy while jobs wait, {which} x times slower:\n");
+    println!("goodput while jobs wait, {which} x times slower:\n");
     println!("| x | nvl72 | block | naive | naive's split work |");
     println!("|---|---|---|---|---|");
-    let usable = |p: &PolicyReport| p.usable_occupancy_while_waiting.unwrap_or(0.0);
+    let usable = breakeven::goodput;
     let mut unpriced = None;
     for &x in &a.sweep {
         let r = breakeven::at(&cfg, &jobs, &kinds, Splits::from(a.splits), x);
@@ -83,14 +83,18 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
         Some(r) => r,
         None => breakeven::at(&cfg, &jobs, &kinds, Splits::from(a.splits), 1.0),
     };
-    println!("\nbreak-even x* (nvl72's usable occupancy catches up):");
+    println!("\nbreak-even x* (from here up nvl72's goodput is ahead at every x tried):");
+    let mut grid: Vec<f64> = a.sweep.iter().copied().filter(|&x| x < a.up_to).collect();
+    grid.extend([1.0, a.up_to]);
+    grid.sort_by(f64::total_cmp);
+    grid.dedup();
     for (i, other) in [(1, PolicyKind::Block), (2, PolicyKind::Naive)] {
         let x = breakeven::solve(
             &cfg,
             &jobs,
             other,
             Splits::from(a.splits),
-            a.up_to,
+            &grid,
             a.tolerance,
         );
         let o = |p: &PolicyReport| p.occupancy_while_waiting.unwrap_or(0.0);
@@ -98,7 +102,13 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
         let estimate = breakeven::first_order(o(&unpriced[0]), o(&unpriced[i]), f0)
             .map_or("-".into(), |e| format!("{e:.2}"));
         let found = match x {
-            Crossing::AlwaysAhead => "none needed: nvl72 is ahead even when splits are free".into(),
+            Crossing::AlwaysAhead => format!(
+                "none needed: nvl72 is ahead at every x tried ({})",
+                grid.iter()
+                    .map(|x| format!("{x}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Crossing::At(x) => format!("x* = {x:.2}"),
             Crossing::Beyond(hi) => format!("x* > {hi:.2}: nvl72 stays behind"),
         };

@@ -1,6 +1,6 @@
 //! Break-even: how slow must split jobs run before nvl72's locality pays for the trays it
-//! leaves idle? Split jobs are priced at one uniform slowdown x and the usable occupancy of
-//! each policy is measured against x; x* is where nvl72's meets the other policy's. Either
+//! leaves idle? Split jobs are priced at one uniform slowdown x and the goodput of each
+//! policy is measured against x; x* is where nvl72's meets the other policy's. Either
 //! every split pays x (ref §4.6.1: large jobs split under every policy, so x hits nvl72 too),
 //! or only the avoidable ones, jobs on more racks than their size needs.
 
@@ -10,27 +10,32 @@ use super::policy::PolicyKind;
 use super::simulation::{simulate_all, SimConfig};
 use super::slowdown::Model;
 
-/// Where nvl72's usable occupancy meets another policy's.
+/// Where nvl72's goodput meets another policy's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Crossing {
-    /// nvl72 is ahead even when splits cost nothing.
+    /// nvl72 is ahead at every slowdown tried, free splits included.
     AlwaysAhead,
-    /// nvl72 is ahead from this slowdown on (within the tolerance).
+    /// nvl72 is ahead from this slowdown on, at every slowdown tried above it (within the
+    /// tolerance); it may be ahead at some below it too.
     At(f64),
-    /// nvl72 is still behind at the largest slowdown tried.
+    /// nvl72 is behind at the largest slowdown tried.
     Beyond(f64),
 }
 
-/// The smallest x in `[lo, hi]` with `gap(x) >= 0`, by bisection down to `tol`; `gap` is
-/// nvl72's usable occupancy minus the other's and rises with x (the other splits more).
-pub fn crossing(mut gap: impl FnMut(f64) -> f64, lo: f64, hi: f64, tol: f64) -> Crossing {
-    if gap(lo) >= 0.0 {
+/// x* on `grid` (ascending slowdowns, 1 first): the smallest x from which `gap(x) >= 0` at
+/// every grid point above, refined by bisection down to `tol`. `gap` is nvl72's goodput
+/// minus the other's; it tends to rise with x (the other splits more) but need not be
+/// monotone (queues feed back, and nvl72 splits too), so a gap that is positive at x = 1
+/// and negative further up is no "always ahead".
+pub fn crossing(mut gap: impl FnMut(f64) -> f64, grid: &[f64], tol: f64) -> Crossing {
+    let gaps: Vec<f64> = grid.iter().map(|&x| gap(x)).collect();
+    let Some(last_behind) = gaps.iter().rposition(|&g| g < 0.0) else {
         return Crossing::AlwaysAhead;
+    };
+    if last_behind + 1 == grid.len() {
+        return Crossing::Beyond(grid[last_behind]);
     }
-    if gap(hi) < 0.0 {
-        return Crossing::Beyond(hi);
-    }
-    let (mut below, mut above) = (lo, hi);
+    let (mut below, mut above) = (grid[last_behind], grid[last_behind + 1]);
     while above - below > tol {
         let mid = (below + above) / 2.0;
         if gap(mid) >= 0.0 {
@@ -70,27 +75,30 @@ pub fn at(
     simulate_all(&cfg, jobs, kinds, true, &|_, _| {})
 }
 
-/// x* where nvl72's usable occupancy while jobs wait meets `other`'s. The gap is not
-/// strictly monotone (queues feed back), so x* is one crossing, bracketed to `tol`.
+/// x* where nvl72's goodput while jobs wait meets `other`'s for good on `grid` (see
+/// [`crossing`]), bracketed to `tol`.
 pub fn solve(
     cfg: &SimConfig,
     jobs: &[Job],
     other: PolicyKind,
     splits: Splits,
-    hi: f64,
+    grid: &[f64],
     tol: f64,
 ) -> Crossing {
     let kinds = [PolicyKind::Nvl72, other];
     crossing(
         |x| {
             let r = at(cfg, jobs, &kinds, splits, x);
-            let u = |p: &PolicyReport| p.usable_occupancy_while_waiting.unwrap_or(0.0);
-            u(&r[0]) - u(&r[1])
+            goodput(&r[0]) - goodput(&r[1])
         },
-        1.0,
-        hi,
+        grid,
         tol,
     )
+}
+
+/// Goodput while jobs wait, the figure break-even compares.
+pub fn goodput(p: &PolicyReport) -> f64 {
+    p.goodput_while_waiting.unwrap_or(0.0)
 }
 
 /// The reference's first-order estimate, `1 + (O_other/O_nvl72 − 1)/f0_other`, from the
@@ -105,14 +113,27 @@ mod tests {
     use super::*;
     use crate::synthetic::{generate, SyntheticSpec};
 
+    const GRID: [f64; 5] = [1.0, 1.2, 1.5, 2.0, 3.0];
+
     #[test]
     fn bisection_finds_the_crossing_of_a_rising_gap() {
-        let Crossing::At(x) = crossing(|x| x - 1.37, 1.0, 3.0, 1e-3) else {
+        let Crossing::At(x) = crossing(|x| x - 1.37, &GRID, 1e-3) else {
             panic!()
         };
         assert!((x - 1.37).abs() < 1e-3, "{x}");
-        assert_eq!(crossing(|x| x, 1.0, 3.0, 1e-3), Crossing::AlwaysAhead);
-        assert_eq!(crossing(|_| -1.0, 1.0, 3.0, 1e-3), Crossing::Beyond(3.0));
+        assert_eq!(crossing(|x| x, &GRID, 1e-3), Crossing::AlwaysAhead);
+        assert_eq!(crossing(|_| -1.0, &GRID, 1e-3), Crossing::Beyond(3.0));
+    }
+
+    #[test]
+    fn ahead_at_free_splits_but_behind_further_up_is_no_always_ahead() {
+        // Ahead at x = 1, behind from 1.8 to 2.4, ahead again above: x* is the last crossing.
+        let gap = |x: f64| if (1.8..2.4).contains(&x) { -1.0 } else { 1.0 };
+        let Crossing::At(x) = crossing(gap, &GRID, 1e-3) else {
+            panic!()
+        };
+        assert!((x - 2.4).abs() < 1e-3, "{x}");
+        assert_eq!(crossing(|x| 2.5 - x, &GRID, 1e-3), Crossing::Beyond(3.0));
     }
 
     #[test]
@@ -144,11 +165,10 @@ mod tests {
                 Splits::Every,
                 x,
             );
-            r[0].usable_occupancy_while_waiting.unwrap()
-                - r[1].usable_occupancy_while_waiting.unwrap()
+            goodput(&r[0]) - goodput(&r[1])
         };
         assert!(gap(1.0) < 0.0, "naive is ahead when splits are free");
-        match solve(&cfg, &jobs, PolicyKind::Naive, Splits::Every, 3.0, 1e-3) {
+        match solve(&cfg, &jobs, PolicyKind::Naive, Splits::Every, &GRID, 1e-3) {
             Crossing::At(x) => assert!(x > 1.0 && x < 3.0 && gap(x) >= 0.0, "x* {x}"),
             other => panic!("{other:?}"),
         }
