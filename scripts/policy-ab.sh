@@ -33,7 +33,6 @@ mkdir -p "$OUT"
 source scripts/workloads.sh
 WORKLOAD[syn]="--workload synthetic --racks 64 --jobs 2000"
 WORKLOAD[seg]="--workload synthetic --racks 64 --jobs 2000 --segment 32-72=4"
-WORKLOAD[llm]="--workload csv data/acme-kalos-llm-jobs.csv --racks 16 --load 0.9"
 for w in $WAITS; do
     printf '[policy]\nswitches = { count = 1, wait_minutes = %s }\n' "$w" > "$OUT/switches-$w.toml"
 done

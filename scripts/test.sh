@@ -84,6 +84,10 @@ for series in ${TEST_SERIES-24.11 26.05}; do
     deb=$(SLURM_PIN=$pin SLURM_SERIES=$series bash scripts/package.sh | tail -1)
     cp "$deb" "target/packages/topology-nvl72-$pin.deb"
 done
+# The simulator's published figures (README.md, docs/results.md) are what this commit prints:
+# scripts/figures.sh runs every table again (about 3 minutes; the release nvl72 is built).
+say "figures: README.md and docs/results.md against this commit's simulator (scripts/figures.sh --check)"
+lint figures bash scripts/figures.sh --check
 export NVL72_PACKAGE_24_11=$REPO/target/packages/topology-nvl72-24.11.5.deb
 if [[ " ${TEST_SERIES-24.11 26.05} " != *" 24.11 "* ]] && [[ " ${TEST_SERIES-24.11 26.05} " = *" 26.05 "* ]]; then
     say "Slurm 24.11: the 24.11.5 package too, for the 26.05 upgrade test"

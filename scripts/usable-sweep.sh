@@ -31,7 +31,6 @@ mkdir -p "$OUT"
 
 # shellcheck source=scripts/workloads.sh
 source scripts/workloads.sh
-WORKLOAD[llm]="--workload csv data/acme-kalos-llm-jobs.csv --racks 16 --load 0.9"
 names="syn seg phi ph4 llm"
 if [ -n "${SACCT:-}" ]; then
     WORKLOAD[site]="--workload sacct $SACCT --racks ${SACCT_RACKS:?how many racks the site has}"

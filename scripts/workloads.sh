@@ -9,4 +9,5 @@ declare -A WORKLOAD=(
     [phi]="--workload philly --racks 8"
     [phg]="--workload philly --racks 8 --gpu-sized 1"
     [ph4]="--workload philly --racks 32 --scale-sizes 4"
+    [llm]="--workload csv data/acme-kalos-llm-jobs.csv --racks 16 --load 0.9"
 )
