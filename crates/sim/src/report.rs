@@ -247,7 +247,7 @@ impl RunReport {
         let mut lines = Vec::new();
         if let Some(band) = &self.error_band {
             lines.push(format!(
-                "the simulator's error on GPU occupancy while waiting: {band}; a smaller difference between policies is not a finding{}",
+                "the simulator's error on GPU occupancy while waiting: {band}; two policies closer than the larger of their two errors are a tie{}",
                 if s.slowdown.is_off() || usable_band.is_some() { "" } else { " (quoted for usable occupancy too until replays that pay the slowdown calibrate it)" }
             ));
         }
