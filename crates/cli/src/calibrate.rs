@@ -50,10 +50,10 @@ fn read(path: &Path) -> Result<(ReplayReport, String), String> {
     Ok((saved, date))
 }
 
-/// Predicts one saved replay again with the simulator as it is now: occupancy, and usable
-/// occupancy when its jobs paid their splits' slowdown.
+/// Predicts one saved replay again with the simulator as it is now: occupancy, usable
+/// occupancy when its jobs paid their splits' slowdown, and goodput when they checkpointed.
 fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, String> {
-    let real: Vec<(PolicyKind, f64, Option<f64>)> = saved
+    let real: Vec<(PolicyKind, f64, Option<f64>, Option<f64>)> = saved
         .policies
         .iter()
         .filter(|p| p.label.is_some())
@@ -62,6 +62,7 @@ fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, 
                 p.policy,
                 p.occupancy_while_waiting?,
                 p.usable_occupancy_while_waiting,
+                p.goodput_while_waiting,
             ))
         })
         .collect();
@@ -72,25 +73,33 @@ fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, 
         ));
     }
     let priced = !saved.sim.slowdown.is_off();
-    let models: Vec<PolicyKind> = real.iter().map(|&(k, _, _)| k).collect();
+    let checkpointed = !saved.sim.checkpoints.is_none();
+    let models: Vec<PolicyKind> = real.iter().map(|&(k, ..)| k).collect();
     let figures = ensembles(
         &saved.sim,
         &saved.stream,
         &models,
         members,
-        &[calibration::occupancy, calibration::usable],
+        &[
+            calibration::occupancy,
+            calibration::usable,
+            calibration::goodput,
+        ],
     );
     let plugins = real
         .iter()
         .enumerate()
-        .filter_map(|(m, &(policy, real, real_usable))| {
+        .filter_map(|(m, &(policy, real, real_usable, real_goodput))| {
             let usable = |x: Option<f64>| x.filter(|_| priced);
+            let goodput = |x: Option<f64>| x.filter(|_| checkpointed);
             Some(Prediction {
                 policy,
                 real,
                 predicted: figures[0][m]?.0,
                 real_usable: usable(real_usable),
                 predicted_usable: usable(figures[1][m].map(|f| f.0)),
+                real_goodput: goodput(real_goodput),
+                predicted_goodput: goodput(figures[2][m].map(|f| f.0)),
             })
         })
         .collect();
@@ -101,6 +110,7 @@ fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, 
         racks: saved.sim.racks,
         with_failures: saved.tray_events > 0,
         priced,
+        checkpointed,
         plugins,
     })
 }
@@ -188,6 +198,18 @@ fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
             ("usable, failures", &c.usable_with_failures),
         ]));
     }
+    if c.replays.iter().any(|r| r.checkpointed) {
+        out.push_str(
+            "\nGoodput while jobs wait (usable, less the work kills threw away), in the replays whose requeued jobs resumed from their checkpoints\n\n",
+        );
+        out.push_str(&rows(&c.replays, |p| {
+            Some((p.real_goodput?, p.predicted_goodput?))
+        }));
+        out.push_str(&groups(&[
+            ("goodput, no failures", &c.goodput_without_failures),
+            ("goodput, failures", &c.goodput_with_failures),
+        ]));
+    }
     out.push('\n');
     for names in same {
         let _ = writeln!(out, "same stream: {}", names.join(", "));
@@ -214,6 +236,11 @@ fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
     for with in [false, true] {
         if let Some(b) = c.usable_band(with) {
             let _ = writeln!(out, "usable band: {b}");
+        }
+    }
+    for with in [false, true] {
+        if let Some(b) = c.goodput_band(with) {
+            let _ = writeln!(out, "goodput band: {b}");
         }
     }
     for s in settings {

@@ -26,6 +26,7 @@ use crate::output::write_file;
 
 use nvl72_engine::config::Policy;
 use nvl72_sim::calibration::{self, ensembles};
+use nvl72_sim::checkpoint::Checkpoints;
 use nvl72_sim::job::{hours, set_offered_load, Job, HOUR};
 use nvl72_sim::metrics::PolicyReport;
 use nvl72_sim::plot;
@@ -252,6 +253,14 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     };
     let schedule = schedule(&jobs, &spec)?;
     cfg.horizon = Some(schedule.horizon());
+    // The lab's jobs checkpoint every so many real ms; the prediction uses that interval
+    // scaled back, so both sides save at the same points.
+    if let Checkpoints::Every(real) = cfg.checkpoints.scaled_down(scale) {
+        if a.cloud {
+            return Err("--checkpoint-minutes with --cloud: the cloud driver ends jobs itself and does not resume them; replay in a slurmd lab".into());
+        }
+        cfg.checkpoints = Checkpoints::Every(schedule.sim_ms(real));
+    }
     let info = workload_info(name, details, &schedule.stream, healthy, cfg.gpus_per_tray);
     println!(
         "replay: {} jobs of `{}` (offered load {:.2}, {} left out: a compared policy could never run them on {} racks), {:.1} simulated hours in {:.1} real minutes (x{:.0}); failures: {} ({} tray changes)",
@@ -395,6 +404,11 @@ fn describe_ends(topo: Topo, e: &CloudEnds) -> String {
 
 /// Runs the schedule in one lab per compared topology (in parallel unless `--sequential`),
 /// keeps each slurmctld log in `--out`, and measures each real run from it.
+/// The prediction's checkpoint interval on the lab's clock.
+fn lab_checkpoints(cfg: &SimConfig, schedule: &Schedule) -> Checkpoints {
+    cfg.checkpoints.scaled_down(schedule.scale)
+}
+
 fn run_labs(
     a: &ReplayArgs,
     schedule: &Schedule,
@@ -428,6 +442,7 @@ fn run_labs(
             series: a.series.clone(),
             cloud: a.cloud,
             slowdown: cfg.slowdown.clone(),
+            checkpoints: lab_checkpoints(cfg, schedule),
         })
         .collect();
     let run = |lab: &Lab| -> Result<lab::LabRun, String> {

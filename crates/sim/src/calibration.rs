@@ -29,6 +29,21 @@ pub fn usable(r: &PolicyReport) -> Option<f64> {
     r.usable_occupancy_while_waiting
 }
 
+/// Goodput while jobs wait (usable occupancy less the work kills threw away).
+pub fn goodput(r: &PolicyReport) -> Option<f64> {
+    r.goodput_while_waiting
+}
+
+/// Which figure a group of errors is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measured {
+    Occupancy,
+    /// In the replays whose jobs paid their splits' slowdown.
+    Usable,
+    /// In the replays whose requeued jobs resumed from their checkpoints.
+    Goodput,
+}
+
 /// Occupancy while jobs wait, per model: the mean over `members` runs whose scheduling
 /// passes fall at evenly spread phases of `cfg.sched_period`, and the range of the members
 /// (points). Which instant of slurmctld's tick an event lands on is chance, and one phase
@@ -88,6 +103,10 @@ pub struct Prediction {
     pub real_usable: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_usable: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_goodput: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_goodput: Option<f64>,
 }
 
 impl Prediction {
@@ -99,6 +118,11 @@ impl Prediction {
     /// Real minus predicted usable occupancy, in points, when both were measured.
     pub fn usable_error_points(&self) -> Option<f64> {
         Some((self.real_usable? - self.predicted_usable?) * 100.0)
+    }
+
+    /// Real minus predicted goodput, in points, when both were measured.
+    pub fn goodput_error_points(&self) -> Option<f64> {
+        Some((self.real_goodput? - self.predicted_goodput?) * 100.0)
     }
 }
 
@@ -112,6 +136,9 @@ pub struct Replay {
     /// Its jobs ran for their run time × the slowdown of the racks Slurm gave them.
     #[serde(default)]
     pub priced: bool,
+    /// Its jobs saved their progress and a requeued job resumed from its last checkpoint.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checkpointed: bool,
     pub plugins: Vec<Prediction>,
 }
 
@@ -152,6 +179,11 @@ pub struct Calibration {
     pub usable_without_failures: GroupError,
     #[serde(default)]
     pub usable_with_failures: GroupError,
+    /// The same on goodput, over the replays whose jobs checkpointed only.
+    #[serde(default, skip_serializing_if = "GroupError::is_empty")]
+    pub goodput_without_failures: GroupError,
+    #[serde(default, skip_serializing_if = "GroupError::is_empty")]
+    pub goodput_with_failures: GroupError,
     /// The largest real difference for one plugin between two runs of one stream, in points.
     pub real_spread: Option<f64>,
     /// Replays whose real ranking of two plugins differs by more than the spread, and of
@@ -196,6 +228,8 @@ impl Calibration {
             with_failures: group(true, |p| Some(p.error_points())),
             usable_without_failures: group(false, Prediction::usable_error_points),
             usable_with_failures: group(true, Prediction::usable_error_points),
+            goodput_without_failures: group(false, Prediction::goodput_error_points),
+            goodput_with_failures: group(true, Prediction::goodput_error_points),
             real_spread,
             ranked: ranked.len(),
             ranking_held: held,
@@ -203,34 +237,36 @@ impl Calibration {
         }
     }
 
-    fn group(&self, with_failures: bool, usable: bool) -> &GroupError {
-        match (with_failures, usable) {
-            (false, false) => &self.without_failures,
-            (true, false) => &self.with_failures,
-            (false, true) => &self.usable_without_failures,
-            (true, true) => &self.usable_with_failures,
+    fn group(&self, with_failures: bool, figure: Measured) -> &GroupError {
+        match (with_failures, figure) {
+            (false, Measured::Occupancy) => &self.without_failures,
+            (true, Measured::Occupancy) => &self.with_failures,
+            (false, Measured::Usable) => &self.usable_without_failures,
+            (true, Measured::Usable) => &self.usable_with_failures,
+            (false, Measured::Goodput) => &self.goodput_without_failures,
+            (true, Measured::Goodput) => &self.goodput_with_failures,
         }
     }
 
     /// The mean absolute error in points on occupancy while jobs wait, `None` when the set
     /// has no such replays.
     pub fn margin(&self, with_failures: bool) -> Option<f64> {
-        let g = self.group(with_failures, false);
+        let g = self.group(with_failures, Measured::Occupancy);
         (g.replays > 0).then_some(g.mean_abs)
     }
 
     /// [`Self::margin`] on usable occupancy, from the priced replays; `None` without any.
     pub fn usable_margin(&self, with_failures: bool) -> Option<f64> {
-        let g = self.group(with_failures, true);
+        let g = self.group(with_failures, Measured::Usable);
         (g.replays > 0).then_some(g.mean_abs)
     }
 
     /// Each policy's own mean absolute error on occupancy (`usable`: on usable occupancy,
     /// from the priced replays): a difference between two policies is a finding only beyond
     /// the larger of their two.
-    pub fn policy_margins(&self, with_failures: bool, usable: bool) -> PolicyMargins {
+    pub fn policy_margins(&self, with_failures: bool, figure: Measured) -> PolicyMargins {
         PolicyMargins(
-            self.group(with_failures, usable)
+            self.group(with_failures, figure)
                 .per_plugin
                 .iter()
                 .map(|p| (p.policy, p.mean_abs))
@@ -240,16 +276,21 @@ impl Calibration {
 
     /// The band `simulate` prints: one line, or `None` when the set has no such replays.
     pub fn band(&self, with_failures: bool) -> Option<String> {
-        self.describe(with_failures, false)
+        self.describe(with_failures, Measured::Occupancy)
     }
 
     /// [`Self::band`] on usable occupancy, from the priced replays.
     pub fn usable_band(&self, with_failures: bool) -> Option<String> {
-        self.describe(with_failures, true)
+        self.describe(with_failures, Measured::Usable)
     }
 
-    fn describe(&self, with_failures: bool, usable: bool) -> Option<String> {
-        let g = self.group(with_failures, usable);
+    /// [`Self::band`] on goodput, from the replays whose jobs checkpointed.
+    pub fn goodput_band(&self, with_failures: bool) -> Option<String> {
+        self.describe(with_failures, Measured::Goodput)
+    }
+
+    fn describe(&self, with_failures: bool, figure: Measured) -> Option<String> {
+        let g = self.group(with_failures, figure);
         (g.replays > 0).then(|| {
             let per_policy: Vec<String> = g
                 .per_plugin
@@ -263,7 +304,11 @@ impl Calibration {
                 per_policy.join(", "),
                 g.replays,
                 if with_failures { "with" } else { "without" },
-                if usable { " whose jobs paid their splits' slowdown" } else { "" },
+                match figure {
+                    Measured::Occupancy => "",
+                    Measured::Usable => " whose jobs paid their splits' slowdown",
+                    Measured::Goodput => " whose requeued jobs resumed from their checkpoints",
+                },
                 self.date,
                 match self.backfill {
                     Backfill::Conservative => "Slurm's",
@@ -369,6 +414,12 @@ fn group_error(replays: &[&Replay], error: ErrorOf) -> GroupError {
     }
 }
 
+impl GroupError {
+    pub fn is_empty(&self) -> bool {
+        self.replays == 0
+    }
+}
+
 fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         0.0
@@ -403,6 +454,7 @@ mod tests {
             racks: 8,
             with_failures: failures,
             priced: false,
+            checkpointed: false,
             plugins: plugins
                 .iter()
                 .map(|&(policy, real, predicted)| Prediction {
@@ -411,6 +463,8 @@ mod tests {
                     predicted,
                     real_usable: None,
                     predicted_usable: None,
+                    real_goodput: None,
+                    predicted_goodput: None,
                 })
                 .collect(),
         }
@@ -494,7 +548,7 @@ mod tests {
             .usable_band(true)
             .unwrap()
             .starts_with("±2.0 points (mean; at most 3.0; per policy nvl72 ±3.0, block ±1.0) from 1 real slurmctld replays with failures whose jobs paid"));
-        let margins = c.policy_margins(true, true);
+        let margins = c.policy_margins(true, Measured::Usable);
         let near = |x: Option<f64>, y: f64| (x.unwrap() - y).abs() < 1e-9;
         assert!(near(margins.of(Nvl72), 3.0));
         assert!(

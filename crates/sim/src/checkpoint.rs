@@ -61,6 +61,32 @@ impl Checkpoints {
         }
     }
 
+    /// A run killed after `elapsed` ms at slowdown `s`, of a job of `runtime` ms of work that
+    /// had saved `before` when the run started: the work saved from now on, and the work the
+    /// kill threw away (ms at NVLink speed).
+    pub fn after_kill(
+        self,
+        before: Millis,
+        runtime: Millis,
+        elapsed: f64,
+        s: f64,
+    ) -> (Millis, f64) {
+        let done = (elapsed / s.max(1.0)).min(runtime.saturating_sub(before) as f64);
+        let progress = before as f64 + done.max(0.0);
+        let saved = self.saved(before, progress);
+        (saved, (progress - saved as f64).max(0.0))
+    }
+
+    /// The same interval on a clock `scale` times faster (a replay's real time): at least 1 ms.
+    pub fn scaled_down(self, scale: f64) -> Checkpoints {
+        match self {
+            Checkpoints::None => Checkpoints::None,
+            Checkpoints::Every(every) => {
+                Checkpoints::Every(((every as f64 / scale).round() as Millis).max(1))
+            }
+        }
+    }
+
     /// One line for the reports.
     pub fn describe(&self) -> String {
         match self {
@@ -87,6 +113,17 @@ mod tests {
             hourly.saved(120 * MINUTE, (150 * MINUTE) as f64),
             120 * MINUTE
         );
+    }
+
+    #[test]
+    fn a_slowed_run_saves_less_work_in_the_same_time() {
+        let hourly = Checkpoints::Every(60 * MINUTE);
+        // 150 minutes at s = 1.25 are 120 minutes of work: two checkpoints, nothing lost.
+        let (saved, lost) = hourly.after_kill(0, 600 * MINUTE, (150 * MINUTE) as f64, 1.25);
+        assert_eq!((saved, lost), (120 * MINUTE, 0.0));
+        // A run cannot do more than the work left.
+        let (saved, lost) = hourly.after_kill(0, 90 * MINUTE, (500 * MINUTE) as f64, 1.0);
+        assert_eq!((saved, lost), (60 * MINUTE, (30 * MINUTE) as f64));
     }
 
     #[test]

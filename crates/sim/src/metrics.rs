@@ -639,12 +639,14 @@ impl Recorder {
         let Some(run) = self.jobs[job].run else {
             return;
         };
-        let elapsed = t.saturating_sub(run.start) as f64;
         let before = self.jobs[job].saved;
-        let progress = before as f64 + (elapsed / run.factor.s).min(run.remaining as f64);
-        let saved = self.checkpoints.saved(before, progress);
+        let (saved, lost) = self.checkpoints.after_kill(
+            before,
+            before + run.remaining,
+            t.saturating_sub(run.start) as f64,
+            run.factor.s,
+        );
         self.jobs[job].saved = saved;
-        let lost = (progress - saved as f64).max(0.0);
         self.lost[cause as usize] += run.trays as f64 * lost;
         // The lost work is the run's last stretch: from its last checkpoint to `t`.
         let from = t - ((lost * run.factor.s).round() as Millis).min(t - run.start);

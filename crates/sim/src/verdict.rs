@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::calibration::{Calibration, PolicyMargins};
+use super::calibration::{Calibration, Measured, PolicyMargins};
 use super::metrics::{LostWork, PolicyReport, Share};
 use super::policy::PolicyKind;
 use super::report::RunReport;
@@ -29,9 +29,9 @@ impl Margins {
     /// The margins of a calibration for runs with or without failures.
     pub fn of(calibration: Option<&Calibration>, with_failures: bool) -> Margins {
         calibration.map_or_else(Margins::default, |c| Margins {
-            occupancy: c.policy_margins(with_failures, false),
-            usable: c.policy_margins(with_failures, true),
-            goodput: PolicyMargins::default(),
+            occupancy: c.policy_margins(with_failures, Measured::Occupancy),
+            usable: c.policy_margins(with_failures, Measured::Usable),
+            goodput: c.policy_margins(with_failures, Measured::Goodput),
         })
     }
 

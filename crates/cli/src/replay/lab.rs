@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use indicatif::ProgressBar;
 
 use nvl72_engine::hostlist;
+use nvl72_sim::checkpoint::Checkpoints;
 use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use nvl72_sim::replay::timeline::Observed;
@@ -57,10 +58,15 @@ pub(super) struct Lab {
     pub(super) cloud: bool,
     /// What a split costs the lab's jobs (they sleep base × s); off: they sleep their base.
     pub(super) slowdown: Slowdown,
+    /// How often the lab's jobs save their progress, in real ms of work (a requeued job
+    /// resumes from its last checkpoint); none: a restart sleeps its whole time again.
+    pub(super) checkpoints: Checkpoints,
 }
 
 /// Where a priced lab's job scripts find `nvl72 stretch`: the driver's own binary, copied in.
 const STRETCH_PATH: &str = "/usr/local/lib/nvl72-stretch";
+/// Where the lab's jobs keep their progress (`nvl72 stretch --progress-dir`), in the chroot.
+const PROGRESS_DIR: &str = "/var/tmp/nvl72-progress";
 
 /// The lab's name of tray `tray` (0-based) in a lab of `trays` trays: `gb001`..., or
 /// `gb0001`... above 999 trays, as lab-up.sh names them.
@@ -176,7 +182,7 @@ impl Lab {
             self.up(racks, a)
                 .map_err(|again| format!("{first}; and again: {again}"))?;
         }
-        if !self.slowdown.is_off() && !self.cloud {
+        if self.runs_stretch() {
             self.install_stretch()?;
         }
         let log_path = format!("{}/var/log/slurmctld.log", self.dir);
@@ -316,26 +322,46 @@ impl Lab {
         Ok((obs, log, ends))
     }
 
-    /// Copies this binary into the chroot, where the job scripts run `nvl72 stretch`.
+    /// The job scripts are `nvl72 stretch`: splits are priced, or jobs checkpoint.
+    fn runs_stretch(&self) -> bool {
+        let priced_or_checkpointing = !self.slowdown.is_off() || !self.checkpoints.is_none();
+        !self.cloud && priced_or_checkpointing
+    }
+
+    /// Copies this binary into the chroot, where the job scripts run `nvl72 stretch`, and
+    /// starts the jobs' progress afresh.
     fn install_stretch(&self) -> Result<(), String> {
         let exe = std::env::current_exe().map_err(|e| format!("the nvl72 binary: {e}"))?;
         let inside = format!("{}/rootfs{STRETCH_PATH}", self.dir);
         std::fs::copy(&exe, &inside).map_err(|e| format!("{} -> {inside}: {e}", exe.display()))?;
-        Ok(())
+        let progress = format!("{}/rootfs{PROGRESS_DIR}", self.dir);
+        match std::fs::remove_dir_all(&progress) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("{progress}: {e}"))
+            }
+            _ => {}
+        }
+        std::fs::create_dir_all(&progress).map_err(|e| format!("{progress}: {e}"))
     }
 
-    /// The job script: sleep the base time, or, when splits are priced, `nvl72 stretch`
-    /// (base × s for the nodes Slurm gave the job).
+    /// The job script: sleep the base time, or `nvl72 stretch` (base × s for the nodes Slurm
+    /// gave the job; with checkpoints, resumed from the job's last one).
     fn job_script(&self, j: &ReplayJob) -> String {
-        if self.slowdown.is_off() {
+        if !self.runs_stretch() {
             return format!("sleep {}.{:03}", j.sleep_ms / 1000, j.sleep_ms % 1000);
         }
         let model = serde_json::to_string(&self.slowdown).expect("a slowdown serializes");
         let segment = j
             .segment
             .map_or(String::new(), |s| format!(" --segment {s}"));
+        let checkpoints = match self.checkpoints {
+            Checkpoints::Every(ms) => {
+                format!(" --checkpoint-ms {ms} --progress-dir {PROGRESS_DIR}")
+            }
+            Checkpoints::None => String::new(),
+        };
         format!(
-            "exec {STRETCH_PATH} stretch --base-ms {}{segment} --class {} --slowdown '{model}'",
+            "exec {STRETCH_PATH} stretch --base-ms {}{segment} --class {} --slowdown '{model}'{checkpoints}",
             j.sleep_ms, j.class
         )
     }

@@ -5,6 +5,7 @@
 //! starts and sleeps its base time × s; the cloud driver prices the start line's nodes; the
 //! timeline of a real run prices each start the same way for usable occupancy.
 
+use crate::checkpoint::Checkpoints;
 use crate::hostlist;
 use crate::slowdown::{CommClass, Factor, Slowdown};
 
@@ -62,6 +63,18 @@ pub fn sleep_ms(base_ms: u64, factor: &Factor) -> u64 {
     Slowdown::stretch(base_ms, factor.s)
 }
 
+/// Where a lab job that resumes at `saved` ms of its `base_ms` of work writes its
+/// checkpoints: every multiple of the interval strictly between the two, in order.
+pub fn checkpoint_marks(saved: u64, base_ms: u64, every: Checkpoints) -> Vec<u64> {
+    match every {
+        Checkpoints::None => Vec::new(),
+        Checkpoints::Every(step) => (saved / step + 1..)
+            .map(|k| k * step)
+            .take_while(|&mark| mark < base_ms)
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +102,19 @@ mod tests {
         let whole =
             factor_of_nodelist(&default_model(), "gb[019-036]", None, CommClass::Moe, 18).unwrap();
         assert_eq!(whole.s, 1.0);
+    }
+
+    #[test]
+    fn a_resumed_job_saves_at_the_marks_after_its_last_one() {
+        let every = Checkpoints::Every(100);
+        assert_eq!(checkpoint_marks(0, 350, every), vec![100, 200, 300]);
+        assert_eq!(checkpoint_marks(200, 350, every), vec![300]);
+        assert_eq!(
+            checkpoint_marks(0, 300, every),
+            vec![100, 200],
+            "the end is no checkpoint"
+        );
+        assert!(checkpoint_marks(0, 350, Checkpoints::None).is_empty());
     }
 
     #[test]

@@ -110,8 +110,11 @@ pub fn report(
     let mut fid = Fidelity::default();
     let mut late = Vec::new();
     let mut overheads = Vec::new();
-    // Each run's start and what it was to sleep: its base × the slowdown of its nodes.
-    let mut run_start: BTreeMap<usize, (i64, i64)> = BTreeMap::new();
+    // Each run's start, what it was to sleep (the work left × the slowdown of its nodes) and
+    // that slowdown; each job's work saved by its checkpoints, on the lab's clock.
+    let mut run_start: BTreeMap<usize, (i64, i64, f64)> = BTreeMap::new();
+    let lab_checkpoints = checkpoints.scaled_down(schedule.scale);
+    let mut saved = vec![0u64; schedule.jobs.len()];
     let mut events: Vec<(i64, Ev)> = Vec::new();
     for e in log {
         let Some(&job) = by_slurm.get(&e.job) else {
@@ -143,18 +146,23 @@ pub fn report(
                     j.class,
                     trays_per_rack,
                 );
-                let sleep = super::stretch::sleep_ms(schedule.jobs[job].sleep_ms, &factor);
-                run_start.insert(job, (e.at_ms, sleep as i64));
+                let left = schedule.jobs[job].sleep_ms.saturating_sub(saved[job]);
+                let sleep = super::stretch::sleep_ms(left, &factor);
+                run_start.insert(job, (e.at_ms, sleep as i64, factor.s));
                 Ev::Start { job, trays }
             }
             What::Ended => {
-                if let Some((start, sleep)) = run_start.remove(&job) {
+                if let Some((start, sleep, _)) = run_start.remove(&job) {
                     overheads.push(e.at_ms - start - sleep);
                 }
                 Ev::End { job, killed: false }
             }
             What::Requeued => {
-                run_start.remove(&job);
+                if let Some((start, _, s)) = run_start.remove(&job) {
+                    let elapsed = (e.at_ms - start).max(0) as f64;
+                    let base = schedule.jobs[job].sleep_ms;
+                    saved[job] = lab_checkpoints.after_kill(saved[job], base, elapsed, s).0;
+                }
                 Ev::End { job, killed: true }
             }
         };
