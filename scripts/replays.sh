@@ -9,6 +9,7 @@
 #   bash scripts/replays.sh                  # the whole calibration set
 #   ONLY="syn-s1 ph4-s1" bash scripts/replays.sh   # a subset
 #   ONLY=priced bash scripts/replays.sh      # the eight whose jobs pay their split's slowdown
+#   ONLY=ckpt bash scripts/replays.sh        # the four whose requeued jobs resume from checkpoints
 #   OUT=/tmp/replays MINUTES=8 bash scripts/replays.sh
 #   BIN=target/replay/bin ONLY=syn-s7 bash scripts/replays.sh   # with an earlier run's binaries
 #   target/release/nvl72 calibrate target/replay/*.json   # predict them again, later
@@ -27,6 +28,7 @@ PH4="--workload philly --scale-sizes 4 --jobs 120 --load 0.9"
 LLM="--workload csv data/acme-kalos-llm-jobs.csv --load 0.9"
 FAIL="--lambda 0.05"
 PRICED="--slowdown default"   # each job sleeps its run time × the model's slowdown for its racks
+CKPT="--checkpoint-minutes 30"   # each job saves its progress; a requeued one resumes from it
 # name: arguments of `nvl72 replay` (8 racks unless --racks says otherwise). `syn-s1-again`
 # is `syn-s1` once more: the real run-to-run spread of one stream. `syn-s7` is the stream
 # of issue 24, where the simulator with EASY backfill was 8.8 points off.
@@ -58,11 +60,19 @@ declare -A WORKLOAD=(
     # Unseen when the failure model was last changed (issue 38 part 6): its check.
     [ph4-fail-s2-priced]="$PH4 $FAIL $PRICED --seed 2"
     [syn-fail-s4-priced]="$SYN $FAIL $PRICED --seed 4"
+    # Checkpointed (issue 50): priced, and a requeued job resumes from its last checkpoint
+    # (`nvl72 stretch --checkpoint-ms`), so goodput is calibrated too.
+    [syn-fail-s1-ckpt]="$SYN $FAIL $PRICED $CKPT --seed 1"
+    [syn-fail-s2-ckpt]="$SYN $FAIL $PRICED $CKPT --seed 2"
+    [seg-fail-s1-ckpt]="$SYN --segment 32-72=4 $FAIL $PRICED $CKPT --seed 1"
+    [ph4-fail-s1-ckpt]="$PH4 $FAIL $PRICED $CKPT --seed 1"
 )
 PRICED_ORDER="syn-s1-priced syn-s2-priced seg-s1-priced syn-fail-s1-priced syn-fail-s2-priced ph4-fail-s1-priced ph4-fail-s2-priced syn-fail-s4-priced"
-ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2 $PRICED_ORDER"
+CKPT_ORDER="syn-fail-s1-ckpt syn-fail-s2-ckpt seg-fail-s1-ckpt ph4-fail-s1-ckpt"
+ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2 $PRICED_ORDER $CKPT_ORDER"
 ONLY=${ONLY:-$ORDER}
 [ "$ONLY" != priced ] || ONLY=$PRICED_ORDER
+[ "$ONLY" != ckpt ] || ONLY=$CKPT_ORDER
 
 if [ -n "${BIN:-}" ]; then
     T=$BIN   # nvl72 and libtopology_nvl72.so built earlier (e.g. an earlier run's <OUT>/bin)

@@ -92,8 +92,8 @@ impl Checkpoints {
         match self {
             Checkpoints::None => "none (a killed job starts again from the beginning)".into(),
             Checkpoints::Every(every) => format!(
-                "every {} min of work (a killed job resumes from its last one)",
-                every / MINUTE
+                "every {:.0} min of work (a killed job resumes from its last one)",
+                *every as f64 / MINUTE as f64
             ),
         }
     }
