@@ -303,6 +303,11 @@ archive_url() { apt_mirror || die "set MIRROR=<url>"; }
 
 ensure_debootstrap() {
     command -v debootstrap >/dev/null && return 0
+    # Several labs coming up at once on a new machine (nvl72 replay starts three) would race
+    # for apt's lock: one installs, the others wait for it and then find debootstrap there.
+    exec 8>/var/lock/nvl72-lab-up-debootstrap.lock
+    flock 8
+    if command -v debootstrap >/dev/null; then exec 8>&-; return 0; fi
     # If the host's apt sources also list a newer release at the same priority, pin the host
     # release's own debootstrap version explicitly.
     local codename v
@@ -310,9 +315,11 @@ ensure_debootstrap() {
     v=$(apt-cache madison debootstrap 2>/dev/null |
         awk -v c="$codename" 'c != "" && index($0, c "/main") && $0 !~ /backports/ {print $3; exit}')
     log "installing debootstrap${v:+ $v} on the host"
-    apt-get install -y -q --no-install-recommends "debootstrap${v:+=$v}" ||
-        { apt-get update -q && apt-get install -y -q --no-install-recommends "debootstrap${v:+=$v}"; } ||
+    local wait=(-o DPkg::Lock::Timeout=300)   # another apt on the host (not a lab) may hold it
+    apt-get "${wait[@]}" install -y -q --no-install-recommends "debootstrap${v:+=$v}" ||
+        { apt-get "${wait[@]}" update -q && apt-get "${wait[@]}" install -y -q --no-install-recommends "debootstrap${v:+=$v}"; } ||
         die "could not install debootstrap"
+    exec 8>&-
 }
 
 # install_slurm DIR: pinned Slurm + munge (+ python3 for tests) into the chroot DIR.

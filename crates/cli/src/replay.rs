@@ -293,8 +293,13 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         &schedule.stream,
         &models,
         ENSEMBLE,
-        &[calibration::occupancy, calibration::usable],
+        &[
+            calibration::occupancy,
+            calibration::usable,
+            calibration::goodput,
+        ],
     );
+    let goodput_prediction = (!cfg.checkpoints.is_none()).then(|| figures.remove(2));
     let usable_prediction = (!cfg.slowdown.is_off()).then(|| figures.remove(1));
     let prediction = figures.remove(0);
     let mut assumptions = format!(
@@ -308,6 +313,9 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     }
     if a.dry_run {
         print!("{}", table(&info, &cfg, predicted.clone()));
+        if let Some(g) = &goodput_prediction {
+            println!("{}", goodput_comparison(&[], &models, g));
+        }
         if let Some(u) = &usable_prediction {
             println!("{}", usable_comparison(&[], &models, u));
         }
@@ -320,6 +328,9 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let mut all = real.clone();
     all.extend(predicted.iter().cloned());
     print!("{}", table(&info, &cfg, all.clone()));
+    if let Some(g) = &goodput_prediction {
+        println!("{}", goodput_comparison(&real, &models, g));
+    }
     if let Some(u) = &usable_prediction {
         println!("{}", usable_comparison(&real, &models, u));
     }
@@ -558,6 +569,18 @@ fn usable_comparison(
         r.usable_occupancy_while_waiting
     });
     out
+}
+
+/// Goodput, real against predicted, per plugin (a replay whose jobs checkpointed).
+fn goodput_comparison(
+    real: &[PolicyReport],
+    models: &[PolicyKind],
+    prediction: &[Option<(f64, f64)>],
+) -> String {
+    "\nGOODPUT while jobs wait (usable occupancy less the work kills threw away: a requeued job's \
+     script resumed from its last checkpoint): real Slurm vs the simulator\n"
+        .to_string()
+        + &real_vs_predicted(real, models, prediction, |r| r.goodput_while_waiting)
 }
 
 /// One line per plugin: `figure` in the real run against the prediction's mean.

@@ -14,9 +14,10 @@ use nvl72_sim::html::Page;
 use nvl72_sim::job::HOUR;
 use nvl72_sim::plot;
 use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::recommend;
 use nvl72_sim::report::{describe_failures, RunReport};
 use nvl72_sim::simulation::simulate_all;
-use nvl72_sim::verdict::{verdict, Margins};
+use nvl72_sim::verdict::{verdict, Figure, Margins};
 
 use crate::output::write_file;
 use crate::workload;
@@ -58,6 +59,11 @@ pub struct SimulateArgs {
     /// Recount the cluster after every event (slow; for debugging)
     #[arg(long)]
     check: bool,
+    /// Also run nvl72 under each candidate `[policy]` setting (one key away from the one in
+    /// force: multi_rack, end_time, segment_placement, a switches limit) and print the one
+    /// with the most goodput as a topology.toml snippet, when it wins beyond the error band
+    #[arg(long)]
+    recommend: bool,
     /// No progress bars
     #[arg(long)]
     quiet: bool,
@@ -94,11 +100,25 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), String> {
         sim: cfg,
         policies,
     };
-    let verdict = verdict(&report, &Margins::of(calibration.as_ref(), with_failures));
+    let margins = Margins::of(calibration.as_ref(), with_failures);
+    let verdict = verdict(&report, &margins);
     if let Some(v) = &verdict {
         println!("{v}");
     }
     print!("{}", report.to_table());
+    if a.recommend {
+        let tried = recommend::try_all(
+            &report.sim,
+            &jobs,
+            recommend::candidates(&report.sim.policy),
+            !a.serial,
+        );
+        let (band, band_of) = margins.policy_band(Figure::Goodput, PolicyKind::Nvl72);
+        println!(
+            "\n[policy] settings tried on this workload (nvl72 only; goodput while jobs wait):\n\n{}",
+            recommend::render(&tried, band, band_of)
+        );
+    }
     if let Some(path) = &a.json {
         write_file(path, report.to_json())?;
     }

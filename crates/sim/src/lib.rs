@@ -26,6 +26,7 @@
 //! | [`latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`verdict`] | The plain-language verdict at the top of a report |
+//! | [`recommend`] | The `[policy]` setting with the most goodput on a workload |
 //! | [`breakeven`] | The uniform slowdown at which nvl72 meets another policy on usable GPUs |
 //! | [`calibration`] | The simulator's measured error against real slurmctld replays |
 //! | [`analytic`] | The segment-size capacity formula and its check |
@@ -56,6 +57,7 @@ pub mod naive;
 pub mod plot;
 pub mod policy;
 pub mod queue;
+pub mod recommend;
 pub mod replay;
 pub mod report;
 pub mod sacct;

@@ -35,6 +35,17 @@ impl Margins {
         })
     }
 
+    /// One policy's band on `figure` (or on the figure that stands in for it), and which
+    /// figure's band it is.
+    pub fn policy_band(&self, figure: Figure, policy: PolicyKind) -> (Option<f64>, &'static str) {
+        let (margins, stand_in) = self.for_figure(figure);
+        let own = match figure {
+            Figure::Goodput => "goodput",
+            Figure::Usable => "usable occupancy",
+        };
+        (margins.of(policy), stand_in.unwrap_or(own))
+    }
+
     /// A figure's own margins, else the nearest that stands in for them, and whose they are.
     fn for_figure(&self, figure: Figure) -> (&PolicyMargins, Option<&'static str>) {
         let chain: &[(&PolicyMargins, &'static str)] = match figure {
