@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keeps what `nvl72 calibrate` reads of `nvl72 replay --json` reports, for the calibration
 set in tests/fixtures/calibration/ (docs/benchmarks.md, "The calibration set"): the stream,
-the simulator settings and the real runs' occupancy and usable occupancy; the time series and
+the simulator settings and the real runs' occupancy, usable occupancy and goodput; the time series and
 the other figures are dropped (a report is 10-50 times larger).
 
     python3 scripts/calibration-fixture.py target/replay/syn-s1-priced.json ... \\
@@ -14,7 +14,8 @@ import sys
 
 TOP = ["workload", "sim", "scale", "real_minutes", "jobs_left_out", "tray_events",
        "policies", "fidelity", "slurm_settings", "stream", "date"]
-POLICY = ["policy", "label", "occupancy_while_waiting", "usable_occupancy_while_waiting"]
+POLICY = ["policy", "label", "occupancy_while_waiting", "usable_occupancy_while_waiting",
+          "goodput_while_waiting"]
 
 
 def fixture(report, path):
