@@ -142,9 +142,11 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
             saved.sim.run_overhead = Some((s * 1000.0 * saved.scale).round() as u64);
         }
         let replay = predict(path, &saved, a.members)?;
-        // The same stream run again: a priced run of it is another experiment.
-        let key = serde_json::to_string(&(&saved.stream, &saved.sim.slowdown))
-            .map_err(|e| e.to_string())?;
+        // The same stream run again: a priced run of it, or one whose jobs checkpoint, is
+        // another experiment.
+        let key =
+            serde_json::to_string(&(&saved.stream, &saved.sim.slowdown, &saved.sim.checkpoints))
+                .map_err(|e| e.to_string())?;
         streams.entry(key).or_default().push(replays.len());
         dates.push(date);
         if !saved.slurm_settings.is_empty() {
