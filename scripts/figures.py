@@ -201,6 +201,13 @@ def bands_table(band, date):
                  if goodput_band(band, f)[1] != "goodput"]
     note = f"; goodput has no band of its own {' or '.join(stand_ins)} yet: usable occupancy's stands in" if stand_ins else ""
     rows.append(f"(calibration of {date}{note}.)")
+    ranking = []
+    for name, model in (("calibration-easy.json", "EASY"), ("calibration.json", "Slurm's own backfill model")):
+        cal = json.loads((REPO / "crates" / "sim" / "src" / name).read_text())
+        ranking.append(f"{cal['ranking_held']} of {cal['ranked']} ({model})")
+    rows.append("")
+    rows.append("The ranking of the three plugins held in " + " and ".join(ranking)
+                + " of the replays where the real runs differ by more than their run-to-run spread.")
     return rows
 
 
