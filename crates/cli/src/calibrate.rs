@@ -189,28 +189,26 @@ fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
         ("failures", &c.with_failures),
     ]));
     if c.replays.iter().any(|r| r.priced) {
-        out.push_str(
-            "\nUsable occupancy while jobs wait (GPU time ÷ each job's slowdown), in the replays whose jobs paid it\n\n",
-        );
-        out.push_str(&rows(&c.replays, |p| {
-            Some((p.real_usable?, p.predicted_usable?))
-        }));
-        out.push_str(&groups(&[
-            ("usable, no failures", &c.usable_without_failures),
-            ("usable, failures", &c.usable_with_failures),
-        ]));
+        out.push_str(&section(
+            "Usable occupancy while jobs wait (GPU time ÷ each job's slowdown), in the replays whose jobs paid it",
+            &c.replays,
+            |p| Some((p.real_usable?, p.predicted_usable?)),
+            &[
+                ("usable, no failures", &c.usable_without_failures),
+                ("usable, failures", &c.usable_with_failures),
+            ],
+        ));
     }
     if c.replays.iter().any(|r| r.checkpointed) {
-        out.push_str(
-            "\nGoodput while jobs wait (usable, less the work kills threw away), in the replays whose requeued jobs resumed from their checkpoints\n\n",
-        );
-        out.push_str(&rows(&c.replays, |p| {
-            Some((p.real_goodput?, p.predicted_goodput?))
-        }));
-        out.push_str(&groups(&[
-            ("goodput, no failures", &c.goodput_without_failures),
-            ("goodput, failures", &c.goodput_with_failures),
-        ]));
+        out.push_str(&section(
+            "Goodput while jobs wait (usable, less the work kills threw away), in the replays whose requeued jobs resumed from their checkpoints",
+            &c.replays,
+            |p| Some((p.real_goodput?, p.predicted_goodput?)),
+            &[
+                ("goodput, no failures", &c.goodput_without_failures),
+                ("goodput, failures", &c.goodput_with_failures),
+            ],
+        ));
     }
     out.push('\n');
     for names in same {
@@ -249,6 +247,11 @@ fn table(c: &Calibration, settings: &[String], same: &[Vec<String>]) -> String {
         let _ = writeln!(out, "slurmctld SchedulerParameters in every lab: {s}");
     }
     out
+}
+
+/// A titled table of the replays that have the `pair`, then its groups' summary.
+fn section(title: &str, replays: &[Replay], pair: Pair, summary: &[(&str, &GroupError)]) -> String {
+    format!("\n{title}\n\n{}{}", rows(replays, pair), groups(summary))
 }
 
 /// One row per plugin and replay that has the `pair`.

@@ -105,12 +105,9 @@ fn a_report_reads_back_as_its_json() {
     assert_eq!(read.policies.len(), PolicyKind::ALL.len());
 }
 
-#[test]
-fn a_requeued_job_restarts_from_scratch_behind_the_jobs_already_waiting() {
-    // One rack whose trays fail about every 30 h and are back after 30 min: the 4-hour,
-    // 18-tray job is killed again and again and restarts from scratch each time. Its first
-    // requeue puts it behind the later job, which waited since minute 1 and so runs first
-    // (slurmctld resets a requeued job's submit time).
+/// One rack whose trays fail about every 30 h and are back after 30 min, jobs requeued
+/// forever, checked after every event.
+fn flaky_rack(checkpoints: Checkpoints) -> SimConfig {
     let mut cfg = SimConfig::new(1);
     cfg.failures = FailureModel::OnOff {
         mtbf_h: 30.0,
@@ -118,6 +115,17 @@ fn a_requeued_job_restarts_from_scratch_behind_the_jobs_already_waiting() {
     };
     cfg.check_invariants = true;
     cfg.max_requeue = None;
+    cfg.checkpoints = checkpoints;
+    cfg
+}
+
+#[test]
+fn a_requeued_job_restarts_from_scratch_behind_the_jobs_already_waiting() {
+    // One rack whose trays fail about every 30 h and are back after 30 min: the 4-hour,
+    // 18-tray job is killed again and again and restarts from scratch each time. Its first
+    // requeue puts it behind the later job, which waited since minute 1 and so runs first
+    // (slurmctld resets a requeued job's submit time).
+    let cfg = flaky_rack(Checkpoints::None);
     let job = |id, trays, runtime| Job {
         id,
         submit: id as u64 * MINUTE,
@@ -142,14 +150,7 @@ fn a_requeued_job_resumes_from_its_last_checkpoint() {
     // less than 30 minutes of work and the restart does only the rest, so the long job ends
     // sooner; either way each job's work is kept once, and the rest counts as lost.
     let run = |checkpoints| {
-        let mut cfg = SimConfig::new(1);
-        cfg.failures = FailureModel::OnOff {
-            mtbf_h: 30.0,
-            mttr_h: 0.5,
-        };
-        cfg.check_invariants = true;
-        cfg.max_requeue = None;
-        cfg.checkpoints = checkpoints;
+        let cfg = flaky_rack(checkpoints);
         let jobs = vec![
             Job::plain(0, 0, 18, 4 * HOUR, 8 * HOUR),
             Job::plain(1, MINUTE, 18, HOUR, 2 * HOUR),
