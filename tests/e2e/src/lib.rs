@@ -548,14 +548,37 @@ impl Lab {
         tags
     }
 
-    /// `kill -9` slurmctld and waits until it is gone; returns its pid.
+    /// `kill -9` slurmctld between two of its state saves and waits until it is gone;
+    /// returns its pid. slurmctld replaces a state file by writing `<name>.new`, then
+    /// unlinking `<name>` and linking the new one in its place; a kill inside that window
+    /// leaves the next controller without the file (26.05 then recovers no job at all), which
+    /// is Slurm's window, not the plugin's. So the process is stopped first and killed only
+    /// while no `.new` file is in StateSaveLocation; otherwise it runs on for a moment.
     pub fn kill_ctld(&self) -> u32 {
         let pid = self.ctld_pid().expect("slurmctld is not running");
-        let killed = Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .expect("cannot run kill");
-        assert!(killed.success(), "kill -9 {pid} failed");
+        let signal = |sig: &str| {
+            Command::new("kill")
+                .args([sig, &pid.to_string()])
+                .status()
+                .expect("cannot run kill")
+                .success()
+        };
+        let state = self.dir.join("var/state");
+        self.wait_up_to(60, "slurmctld stopped between two state saves", || {
+            assert!(signal("-STOP"), "kill -STOP {pid} failed");
+            let saving = std::fs::read_dir(&state)
+                .map(|d| {
+                    d.flatten()
+                        .any(|e| e.file_name().to_string_lossy().ends_with(".new"))
+                })
+                .unwrap_or(false);
+            if saving {
+                signal("-CONT");
+            }
+            !saving
+        });
+        let killed = signal("-9");
+        assert!(killed, "kill -9 {pid} failed");
         self.wait_up_to(60, "the killed slurmctld to be gone", || {
             self.ctld_pid().is_none()
         });
