@@ -415,11 +415,6 @@ fn describe_ends(topo: Topo, e: &CloudEnds) -> String {
 
 /// Runs the schedule in one lab per compared topology (in parallel unless `--sequential`),
 /// keeps each slurmctld log in `--out`, and measures each real run from it.
-/// The prediction's checkpoint interval on the lab's clock.
-fn lab_checkpoints(cfg: &SimConfig, schedule: &Schedule) -> Checkpoints {
-    cfg.checkpoints.scaled_down(schedule.scale)
-}
-
 fn run_labs(
     a: &ReplayArgs,
     schedule: &Schedule,
@@ -453,7 +448,8 @@ fn run_labs(
             series: a.series.clone(),
             cloud: a.cloud,
             slowdown: cfg.slowdown.clone(),
-            checkpoints: lab_checkpoints(cfg, schedule),
+            // The prediction's interval on the lab's clock.
+            checkpoints: cfg.checkpoints.scaled_down(schedule.scale),
         })
         .collect();
     let run = |lab: &Lab| -> Result<lab::LabRun, String> {

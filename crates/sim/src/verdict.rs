@@ -39,11 +39,7 @@ impl Margins {
     /// figure's band it is.
     pub fn policy_band(&self, figure: Figure, policy: PolicyKind) -> (Option<f64>, &'static str) {
         let (margins, stand_in) = self.for_figure(figure);
-        let own = match figure {
-            Figure::Goodput => "goodput",
-            Figure::Usable => "usable occupancy",
-        };
-        (margins.of(policy), stand_in.unwrap_or(own))
+        (margins.of(policy), stand_in.unwrap_or(figure.name()))
     }
 
     /// A figure's own margins, else the nearest that stands in for them, and whose they are.
@@ -59,12 +55,11 @@ impl Margins {
                 (&self.occupancy, "occupancy"),
             ],
         };
-        let own = chain[0].1;
         chain
             .iter()
             .find(|(m, _)| !m.is_empty())
             .map_or((&self.occupancy, None), |&(m, name)| {
-                (m, (name != own).then_some(name))
+                (m, (name != figure.name()).then_some(name))
             })
     }
 }
@@ -252,6 +247,16 @@ pub enum Figure {
     Usable,
 }
 
+impl Figure {
+    /// Its name in the reports, and in a band's "whose".
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Goodput => "goodput",
+            Figure::Usable => "usable occupancy",
+        }
+    }
+}
+
 /// One figure of nvl72 and of the two it is compared with, for [`compared_line`].
 pub struct Compared<'a> {
     pub figure: Figure,
@@ -312,16 +317,9 @@ pub fn compared_line(c: &Compared) -> String {
     let band = if c.margins.is_empty() {
         String::new()
     } else {
-        let whose = match (c.figure, c.stand_in) {
-            (_, Some(other)) => format!(
-                " ({other}'s: {} not yet calibrated)",
-                match c.figure {
-                    Figure::Goodput => "goodput",
-                    Figure::Usable => "usable occupancy",
-                }
-            ),
-            (_, None) => String::new(),
-        };
+        let whose = c.stand_in.map_or(String::new(), |other| {
+            format!(" ({other}'s: {} not yet calibrated)", c.figure.name())
+        });
         format!(
             "; the simulator's error per policy: {} points{whose}",
             describe_margins(c.margins)
