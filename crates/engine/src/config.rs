@@ -164,6 +164,10 @@ pub struct Policy {
     pub flat_partitions: Vec<String>,
     /// The rack limit of jobs that do not pass `--switches` (off: none, today's rules).
     pub switches: Switches,
+    /// A multi-rack job without `--segment` is cut only between groups of this many trays:
+    /// every piece but the last (in node order) holds a multiple of it, so a tensor- or
+    /// expert-parallel group the site's jobs keep together never spans two racks. 1: any cut.
+    pub piece_multiple: u32,
 }
 
 impl Policy {
@@ -186,6 +190,7 @@ impl Default for Policy {
             end_time_hours_per_tray: 2,
             flat_partitions: Vec::new(),
             switches: Switches::Off,
+            piece_multiple: 1,
         }
     }
 }
@@ -317,6 +322,9 @@ impl Config {
             // Only when set: a last good copy of a file without it stays readable, without a
             // note, by builds from before the key.
             out.push_str(&format!("switches = {}\n", p.switches.as_toml()));
+        }
+        if p.piece_multiple != 1 {
+            out.push_str(&format!("piece_multiple = {}\n", p.piece_multiple));
         }
         for rack in &self.racks {
             let mut nodes = hostlist::compress(&rack.nodes);

@@ -5,7 +5,8 @@
 //!
 //! The candidates are the settings that change where jobs larger than a rack or waiting for
 //! one go (`multi_rack`, `end_time`, a rack limit that lets a waiting job spill after W
-//! minutes, `segment_placement`), each one key away from the setting in force.
+//! minutes, `segment_placement`, cuts between groups of 2 or 8 trays: TP8 pairs, EP32
+//! groups), each one key away from the setting in force and one topology.toml accepts.
 
 use std::fmt::Write;
 
@@ -32,7 +33,9 @@ pub fn candidates(base: &Policy) -> Vec<Candidate> {
     let mut add = |key: String, change: &dyn Fn(&mut Policy)| {
         let mut policy = base.clone();
         change(&mut policy);
-        if policy != *base {
+        // piece_multiple shapes fewest-racks pieces only; topology.toml refuses it elsewhere.
+        let valid = policy.piece_multiple == 1 || policy.multi_rack == MultiRack::FewestRacks;
+        if policy != *base && valid {
             out.push(Candidate { key, policy });
         }
     };
@@ -65,6 +68,9 @@ pub fn candidates(base: &Policy) -> Vec<Candidate> {
     });
     for s in std::iter::once(Switches::Off).chain(limits) {
         add(format!("switches = {}", s.as_toml()), &|p| p.switches = s);
+    }
+    for m in [1, 2, 8] {
+        add(format!("piece_multiple = {m}"), &|p| p.piece_multiple = m);
     }
     out
 }
@@ -194,6 +200,29 @@ mod tests {
         assert!(all
             .iter()
             .any(|c| c.key == "switches = { count = 1, wait_minutes = 30 }"));
+        assert!(all.iter().any(|c| c.key == "piece_multiple = 8"));
+    }
+
+    #[test]
+    fn no_candidate_is_a_setting_topology_toml_refuses() {
+        let base = Policy {
+            piece_multiple: 8,
+            ..Policy::default()
+        };
+        let all = candidates(&base);
+        assert!(all.iter().any(|c| c.key == "piece_multiple = 1"));
+        assert!(
+            all.iter()
+                .all(|c| c.policy.piece_multiple == 1
+                    || c.policy.multi_rack == MultiRack::FewestRacks)
+        );
+        let balanced = Policy {
+            multi_rack: MultiRack::Balanced,
+            ..Policy::default()
+        };
+        assert!(candidates(&balanced)
+            .iter()
+            .all(|c| c.policy.piece_multiple == 1));
     }
 
     fn tried(key: &str, goodput: f64) -> Tried {

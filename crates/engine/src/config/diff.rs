@@ -180,7 +180,7 @@ pub fn describe_changes(old: &Config, new: &Config) -> Vec<String> {
 /// `field old -> new` for every policy field that differs, in file order.
 fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
     let list = |names: &[String]| format!("[{}]", names.join(", "));
-    let fields: [(&str, String, String); 9] = [
+    let fields: [(&str, String, String); 10] = [
         (
             "segment_placement",
             a.segment_placement.as_str().into(),
@@ -222,6 +222,11 @@ fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
             list(&b.flat_partitions),
         ),
         ("switches", a.switches.as_toml(), b.switches.as_toml()),
+        (
+            "piece_multiple",
+            a.piece_multiple.to_string(),
+            b.piece_multiple.to_string(),
+        ),
     ];
     fields
         .into_iter()

@@ -125,6 +125,7 @@ fn full_file_with_every_key() {
                 count: 2,
                 wait_minutes: 30,
             },
+            piece_multiple: 1,
         }
     );
     assert_eq!(config.racks[0].nodes, ["n3", "n1", "x"]);
@@ -568,6 +569,7 @@ fn to_toml_round_trips() {
             count: 1,
             wait_minutes: 0,
         },
+        piece_multiple: 1,
     };
     // Order that compress would change, odd padding, and text needing escapes.
     config.racks[1].nodes = ["gb020", "gb019", "n9", "n10", "n08"]
@@ -680,4 +682,44 @@ fn a_policy_file_is_checked_as_the_plugin_checks_its_policy() {
         Some("policy.flat_partitions"),
     );
     assert!(shown.contains("`,`"), "{shown}");
+}
+
+#[test]
+fn piece_multiple_is_read_round_trips_and_is_checked_with_its_line() {
+    let rack = "[[rack]]\nname = \"r\"\nnodes = \"gb[001-018]\"\n";
+    let config = toml_ok(&format!("[policy]\npiece_multiple = 8\n{rack}"));
+    assert_eq!(config.policy.piece_multiple, 8);
+    let text = config.to_toml();
+    assert!(text.contains("piece_multiple = 8\n"), "{text}");
+    assert_eq!(
+        parse_toml(&text, Path::new("x.toml")).unwrap().policy,
+        config.policy
+    );
+    // The default is not written, so a last good copy stays readable by older builds.
+    assert!(!toml_ok(rack).to_toml().contains("piece_multiple"));
+    for (policy, want) in [
+        (
+            "piece_multiple = 0",
+            "t.toml:2: policy.piece_multiple: must be between 1 and 18, got 0",
+        ),
+        (
+            "piece_multiple = 19",
+            "t.toml:2: policy.piece_multiple: must be between 1 and 18, got 19",
+        ),
+        (
+            "multi_rack = \"balanced\"\npiece_multiple = 2",
+            "t.toml:3: policy.piece_multiple: piece_multiple = 2 shapes the pieces of \
+             multi_rack = \"fewest-racks\", not of multi_rack = \"balanced\"",
+        ),
+    ] {
+        let text = format!("[policy]\n{policy}\n{rack}");
+        let err = parse_toml(&text, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+    let err = parse_policy("[policy]\npiece_multiple = 40\n", Path::new("p.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("p.toml:2: policy.piece_multiple"), "{err}");
 }

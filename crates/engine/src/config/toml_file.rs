@@ -7,7 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    build_racks, check_count, line_of, Config, ConfigError, NodeLimit, Policy, RawRack,
+    build_racks, check_count, line_of, Config, ConfigError, MultiRack, NodeLimit, Policy, RawRack,
     MAX_GPUS_PER_TRAY, MAX_TRAYS_PER_RACK,
 };
 
@@ -24,18 +24,26 @@ struct FileToml {
     rack: Vec<RackToml>,
 }
 
-/// A second, lenient read of the file for the lines of `[policy] flat_partitions` (`Policy`
-/// itself holds plain names; the first read already refused unknown keys).
+/// A second, lenient read of the file for the lines of `[policy]` keys checked after the
+/// first read (`Policy` itself holds plain values; the first read already refused unknown
+/// keys).
 #[derive(Deserialize)]
-struct FlatSpans {
+struct PolicyLines {
     #[serde(default)]
-    policy: Option<FlatPolicySpans>,
+    policy: Option<PolicySpans>,
 }
 
 #[derive(Deserialize)]
-struct FlatPolicySpans {
+struct PolicySpans {
     #[serde(default)]
     flat_partitions: Vec<Spanned<String>>,
+    #[serde(default)]
+    piece_multiple: Option<Spanned<u32>>,
+}
+
+/// The `[policy]` key lines, when the table exists.
+fn policy_spans(text: &str) -> Option<PolicySpans> {
+    toml::from_str::<PolicyLines>(text).ok()?.policy
 }
 
 #[derive(Deserialize)]
@@ -73,6 +81,7 @@ pub fn parse_policy(text: &str, file: &Path) -> Result<Policy, ConfigError> {
     }
     let parsed: PolicyOnly = toml::from_str(text).map_err(|e| read_error(text, file, e))?;
     check_flat_partitions(text, file)?;
+    check_piece_multiple(text, file, &parsed.policy, Config::default().trays_per_rack)?;
     Ok(parsed.policy)
 }
 
@@ -104,6 +113,7 @@ pub fn parse_toml(text: &str, file: &Path) -> Result<Config, ConfigError> {
         "gpus_per_tray",
     )?;
     check_flat_partitions(text, file)?;
+    check_piece_multiple(text, file, &parsed.policy, trays_per_rack)?;
     if parsed.rack.is_empty() {
         return Err(ConfigError::new(file, None, None, "no [[rack]] defined"));
     }
@@ -144,7 +154,7 @@ pub fn parse_toml(text: &str, file: &Path) -> Result<Config, ConfigError> {
 /// them (not empty; no blank, `,` or `=`, which would split them), each listed once.
 fn check_flat_partitions(text: &str, file: &Path) -> Result<(), ConfigError> {
     const FIELD: &str = "policy.flat_partitions";
-    let Ok(FlatSpans { policy: Some(p) }) = toml::from_str::<FlatSpans>(text) else {
+    let Some(p) = policy_spans(text) else {
         return Ok(());
     };
     let mut seen: Vec<(&str, usize)> = Vec::new();
@@ -169,6 +179,35 @@ fn check_flat_partitions(text: &str, file: &Path) -> Result<(), ConfigError> {
             )));
         }
         seen.push((name, line));
+    }
+    Ok(())
+}
+
+/// `[policy] piece_multiple`: a group no larger than a rack (a larger one cannot be kept
+/// whole by any cut), and only with `multi_rack = "fewest-racks"`, whose pieces it shapes.
+fn check_piece_multiple(
+    text: &str,
+    file: &Path,
+    policy: &Policy,
+    trays_per_rack: u32,
+) -> Result<(), ConfigError> {
+    const FIELD: &str = "policy.piece_multiple";
+    let Some(value) = policy_spans(text).and_then(|p| p.piece_multiple) else {
+        return Ok(());
+    };
+    let line = Some(line_of(text, value.span().start));
+    let multiple = check_count(file, *value.get_ref(), trays_per_rack, line, FIELD)?;
+    if multiple > 1 && policy.multi_rack != MultiRack::FewestRacks {
+        return Err(ConfigError::new(
+            file,
+            line,
+            Some(FIELD),
+            format!(
+                "piece_multiple = {multiple} shapes the pieces of multi_rack = \"fewest-racks\", \
+                 not of multi_rack = \"{}\"",
+                policy.multi_rack.as_str()
+            ),
+        ));
     }
     Ok(())
 }

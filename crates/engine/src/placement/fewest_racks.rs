@@ -17,15 +17,58 @@ use crate::model::Topology;
 const SEARCH_BUDGET: usize = 100_000;
 
 /// The pieces of the tightest `ceil(n / max_rack)`-rack set among `rooms` (fullest racks
-/// first, the remainder last), or `None` if no such set exists now.
+/// first, the remainder last), or `None` if no such set exists now. With `multiple` above 1
+/// the set is searched on each rack's free trays rounded down to a multiple of it (see
+/// [`aligned_set`]).
 pub(super) fn tightest_set(
     rooms: &[&Room],
     n: usize,
     max_rack: usize,
+    multiple: usize,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
+    if multiple > 1 && max_rack >= multiple {
+        return aligned_set(rooms, n, max_rack, multiple, topo);
+    }
     let k = n.div_ceil(max_rack);
     let racks = tightest_racks(&Buckets::of_rooms(rooms, n, max_rack, k, topo)?, k, topo)?;
+    pieces_of(&racks, n)
+}
+
+/// How many racks a job of `n` trays takes at least: `ceil(n / c)` where `c` is the most a
+/// rack gives it (its size, or with `piece_multiple` that rounded down to a multiple).
+pub(super) fn fewest_racks(n: usize, max_rack: usize, multiple: usize) -> usize {
+    let cap = if multiple > 1 && max_rack >= multiple {
+        max_rack / multiple * multiple
+    } else {
+        max_rack
+    };
+    n.div_ceil(cap.max(1))
+}
+
+/// `piece_multiple = m`: the tightest set of the fewest racks when each rack counts only a
+/// multiple of `m` of its free trays, filled in node order so that every piece but the last
+/// is such a multiple (Slurm ranks a job's nodes in node order, so the cuts fall on group
+/// boundaries and only the job's own partial last group, if any, ends in the last rack).
+fn aligned_set(
+    rooms: &[&Room],
+    n: usize,
+    max_rack: usize,
+    multiple: usize,
+    topo: &Topology,
+) -> Option<Vec<Piece>> {
+    let cap = max_rack / multiple * multiple;
+    let k = n.div_ceil(cap);
+    let rounded: Vec<Room> = rooms
+        .iter()
+        .map(|r| Room {
+            free: r.free / multiple * multiple,
+            ..(*r).clone()
+        })
+        .collect();
+    let refs: Vec<&Room> = rounded.iter().collect();
+    let mut racks = tightest_racks(&Buckets::of_rooms(&refs, n, cap, k, topo)?, k, topo)?;
+    racks.sort_by_key(|r| topo.racks[r.rack].nodes.iter().min().copied());
     pieces_of(&racks, n)
 }
 
@@ -227,7 +270,7 @@ mod tests {
     fn set(free: &[usize], n: usize) -> Option<Vec<(usize, usize)>> {
         let rs = rooms(free);
         let refs: Vec<&Room> = rs.iter().collect();
-        let pieces = tightest_set(&refs, n, 18, &racks(free.len(), true))?;
+        let pieces = tightest_set(&refs, n, 18, 1, &racks(free.len(), true))?;
         Some(pieces.iter().map(|p| (p.rack, p.trays)).collect())
     }
 
@@ -258,7 +301,7 @@ mod tests {
         let rs = rooms(&[18, 10, 9, 1]);
         let refs: Vec<&Room> = rs.iter().collect();
         // Without prefer_degraded either exact set will do; it is still exact.
-        let p = tightest_set(&refs, 19, 18, &racks(4, false)).unwrap();
+        let p = tightest_set(&refs, 19, 18, 1, &racks(4, false)).unwrap();
         assert_eq!(p.iter().map(|p| p.trays).sum::<usize>(), 19);
     }
 

@@ -16,12 +16,18 @@ use crate::model::Topology;
 pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<Vec<Piece>, Reject> {
     let topo = ctx.topo;
     let largest = topo.max_rack_size();
-    let fewest = n.div_ceil(largest);
-    let wait = || no_fewest_racks(topo, n);
-    let tightest =
-        |members: &[&Room], n: usize| fewest_racks::tightest_set(members, n, largest, topo);
+    // The nodes -w names set the cuts; piece_multiple does not move them.
+    let multiple = if ctx.required.is_empty() {
+        topo.policy.piece_multiple as usize
+    } else {
+        1
+    };
+    let wait = || no_fewest_racks(topo, n, multiple);
+    let tightest = |members: &[&Room], n: usize| {
+        fewest_racks::tightest_set(members, n, largest, multiple, topo)
+    };
     if !ctx.required.is_empty() {
-        return with_required_racks(rooms, n, fewest, tightest).ok_or_else(wait);
+        return with_required_racks(rooms, n, n.div_ceil(largest), tightest).ok_or_else(wait);
     }
     let free_of =
         |pieces: &Vec<Piece>| -> usize { pieces.iter().map(|p| rooms[p.rack].free).sum() };
@@ -42,12 +48,12 @@ pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<V
 /// [`plan_fewest_racks`] without `-w` nodes or rack groups to prefer, from the view's free
 /// index.
 pub(super) fn plan_fewest_racks_indexed(ctx: &Ctx, n: usize) -> Result<Vec<Piece>, Reject> {
-    fewest_racks::tightest_set_indexed(ctx, n).ok_or_else(|| no_fewest_racks(ctx.topo, n))
+    fewest_racks::tightest_set_indexed(ctx, n).ok_or_else(|| no_fewest_racks(ctx.topo, n, 1))
 }
 
-fn no_fewest_racks(topo: &Topology, n: usize) -> Reject {
+fn no_fewest_racks(topo: &Topology, n: usize, multiple: usize) -> Reject {
     Reject::NotNow(WaitReason::NoFewestRacks {
-        racks: n.div_ceil(topo.max_rack_size()),
+        racks: fewest_racks::fewest_racks(n, topo.max_rack_size(), multiple),
         trays: n,
         rule: topo.policy.multi_rack,
     })

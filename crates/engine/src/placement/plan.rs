@@ -169,11 +169,11 @@ pub fn plan<'a>(
         }
         None if fits_one_rack => one_rack(&ctx, req).map(|a| (a, !req.is_flexible())),
         _ => lightest_pieces(&ctx, req, n).map(|pieces| {
-            let balanced = ctx.topo.policy.multi_rack == MultiRack::Balanced;
-            (
-                several_racks(&ctx, req, pieces, balanced),
-                !req.is_flexible(),
-            )
+            let policy = &ctx.topo.policy;
+            let cut_on_groups =
+                policy.piece_multiple > 1 && req.segment.is_none() && ctx.required.is_empty();
+            let shaped = policy.multi_rack == MultiRack::Balanced || cut_on_groups;
+            (several_racks(&ctx, req, pieces, shaped), !req.is_flexible())
         }),
     };
     let (alternatives, exact) = match (planned, req.switches) {
@@ -254,7 +254,10 @@ fn indexed_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Option<Result<Vec<Pi
                 SegmentPlacement::Consolidate => return None,
             }
         }
-        None if topo.policy.multi_rack == MultiRack::FewestRacks && !grouped => {
+        None if topo.policy.multi_rack == MultiRack::FewestRacks
+            && !grouped
+            && topo.policy.piece_multiple == 1 =>
+        {
             plan_fewest_racks_indexed(ctx, n)
         }
         _ => return None,
@@ -316,9 +319,10 @@ fn rule_pieces(
 /// GPUs or CPUs left do not make the set fall short. Under `multi_rack = "balanced"` a job
 /// whose count its GPUs or CPUs set (more trays than its node minimum) is first offered just
 /// the balanced pieces, which its demand fills exactly on whole trays; if Slurm refuses them,
-/// the racks' free trays are next, so balancing never makes a job wait. `balanced`: the
-/// pieces are balanced ones (`multi_rack = "balanced"`, or a spill over its rack limit).
-fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>, balanced: bool) -> Alternatives {
+/// the racks' free trays are next, so balancing never makes a job wait. `shaped`: the
+/// pieces have a shape to offer first: balanced ones (`multi_rack = "balanced"`, or a spill
+/// over its rack limit), or cut between groups of `piece_multiple` trays.
+fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>, shaped: bool) -> Alternatives {
     if !req.is_flexible() {
         return Alternatives::Pieces(vec![pieces]);
     }
@@ -330,7 +334,7 @@ fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>, balanced: bool
         })
         .collect();
     let sized_by_demand = req.trays_needed(ctx.topo) > req.min_nodes;
-    if balanced && sized_by_demand && pieces != every_free_tray {
+    if shaped && sized_by_demand && pieces != every_free_tray {
         Alternatives::Pieces(vec![pieces, every_free_tray])
     } else {
         Alternatives::Pieces(vec![every_free_tray])

@@ -21,7 +21,7 @@ pub(super) fn oversized_segments(
     let mut pieces: Vec<Piece> = Vec::new();
     for i in 0..count {
         let refs: Vec<&Room> = left.iter().collect();
-        let set = fewest_racks::tightest_set(&refs, s, topo.max_rack_size(), topo).ok_or(
+        let set = fewest_racks::tightest_set(&refs, s, topo.max_rack_size(), 1, topo).ok_or(
             Reject::NotNow(WaitReason::NoRacksForSegment {
                 racks: s.div_ceil(topo.max_rack_size()),
                 segment: s,

@@ -863,6 +863,7 @@ proptest! {
 }
 
 mod block_25_11_segments;
+mod piece_multiple;
 mod segment_rules;
 mod switches;
 mod weights;
