@@ -403,6 +403,37 @@ fn balanced_splits_give_equal_pieces_and_use_degraded_racks() {
     assert_eq!(pieces, vec![16, 16, 16], "--gpus=192: {on_gpus:?}");
 }
 
+/// `piece_multiple = 8`: a job larger than a rack is cut only between groups of 8 trays (an
+/// EP32 group never spans two racks), on the fewest racks that hold it that way. Without the
+/// setting (and without the plugin, in Slurm's node order) `-N 32` is 18 + 14 and `-N 20`
+/// 18 + 2, both cutting the group of trays 17-24; with it 16 + 16 and 16 + 4, the piece that
+/// is not a multiple last. Two racks with a drained tray each (17 free) give 16 + 16 too,
+/// where the tightest set would be 17 + 15; a job sized by GPUs gets the same pieces.
+#[test]
+fn piece_multiple_cuts_jobs_only_between_groups() {
+    let (lab, _g) = Lab::claim();
+    lab.restart_with(&[("POLICY", "piece_multiple = 8")]);
+    let mut got = Vec::new();
+    for args in [&["-N", "32"][..], &["-N", "20"], &["--gpus=128"]] {
+        let job = lab.submit(&[args, &["--exclusive"]].concat());
+        got.push(per_rack(&lab.running_nodes(job)));
+        lab.cancel_all();
+    }
+    for tray in ["gb001", "gb019"] {
+        lab.drain(tray);
+    }
+    let degraded = lab.submit(&["-N", "32", "--exclusive"]);
+    let on_degraded = per_rack(&lab.running_nodes(degraded));
+    lab.cancel_all();
+    let _ = lab.sl(&["scontrol", "update", "nodename=gb[001,019]", "state=resume"]);
+    lab.restart_with(&[]);
+    let sizes = |pieces: &[(usize, usize)]| pieces.iter().map(|p| p.1).collect::<Vec<_>>();
+    assert_eq!(sizes(&got[0]), [16, 16], "-N 32: {:?}", got[0]);
+    assert_eq!(sizes(&got[1]), [16, 4], "-N 20: {:?}", got[1]);
+    assert_eq!(sizes(&got[2]), [16, 16], "--gpus=128: {:?}", got[2]);
+    assert_eq!(on_degraded, [(1, 16), (2, 16)], "drained gb001, gb019");
+}
+
 #[test]
 fn multi_rack_start_now_spreads_instead_of_waiting() {
     let (lab, _g) = Lab::claim();
