@@ -96,7 +96,7 @@ fn main() {
     println!("cargo:rustc-env=NVL72_SLURM_VERSION={version}");
     println!("cargo:rustc-env=NVL72_SLURM_VERSION_NUMBER={version_number}");
 
-    refuse_unguarded_exports(&root.join("src/ffi"));
+    refuse_unguarded_exports(&root.join("src"));
     match &inputs {
         Inputs::Tree(tree) => {
             let gen_inc = write_version_header(&out, version_number, &version);
@@ -307,18 +307,18 @@ fn compile_topology_common(tree: &Path, includes: &[PathBuf]) {
     build.compile("slurm_topology_common");
 }
 
-/// Every function Slurm calls by name must come from `export!` (src/ffi/guard.rs), which
-/// wraps it in the panic guard. Outside `src/ffi` the compiler already refuses a bare
-/// `#[no_mangle]` (the crate denies `unsafe_code`, core modules forbid it), and so does
-/// `exports.rs`; this check covers the other `ffi` modules, which allow `unsafe_code`.
-/// Only `src/ffi` is watched, so editing the core does not rerun this script (bindgen, cc).
+/// Every function Slurm calls by name must come from `export!` (src/guard.rs), which wraps it
+/// in the panic guard. In the modules that do not allow `unsafe_code` (`exports.rs`, ...) the
+/// compiler already refuses a bare `#[no_mangle]`; this check covers the modules that allow
+/// it. Only `src/` is watched: the engine is its own crate, so editing it does not rerun
+/// this script (bindgen, cc).
 fn refuse_unguarded_exports(src: &Path) {
     let mut files = vec![src.to_path_buf()];
     let mut offenders = Vec::new();
     while let Some(path) = files.pop() {
         if path.is_dir() {
             for entry in fs::read_dir(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
-                files.push(entry.expect("cannot list src/ffi").path());
+                files.push(entry.expect("cannot list src/").path());
             }
             continue;
         }
@@ -326,7 +326,7 @@ fn refuse_unguarded_exports(src: &Path) {
             continue;
         }
         println!("cargo:rerun-if-changed={}", path.display());
-        if path.ends_with("ffi/guard.rs") {
+        if path.ends_with("src/guard.rs") {
             continue; // the macro's own expansion
         }
         let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -350,7 +350,7 @@ fn refuse_unguarded_exports(src: &Path) {
     }
     assert!(
         offenders.is_empty(),
-        "functions exported without the panic guard (use export! from src/ffi/guard.rs): {}",
+        "functions exported without the panic guard (use export! from src/guard.rs): {}",
         offenders.join(", ")
     );
 }

@@ -1,20 +1,63 @@
 //! topology/nvl72: a Slurm topology plugin that treats every GB200 NVL72 rack as one
 //! NVLink domain and keeps each job (or each `--segment` piece) inside one domain.
 //!
-//! The engine (`nvl72-engine`) is a crate of its own, re-exported here under its module names;
-//! this crate adds the plugin's FFI layer: Slurm's topology C ABI over the engine. The admin
-//! tools, the simulator and the `nvl72` command line are other members of the workspace
-//! (`crates/`), which the plugin does not link.
-//! The engine is safe Rust without Slurm types. `ffi` is the only module with
-//! `unsafe`: the crate denies `unsafe_code`, every other module forbids it, and inside `ffi`
-//! each submodule that needs it says so.
+//! This crate is the plugin's FFI layer and nothing else: Slurm's topology C ABI over the
+//! engine (`nvl72_engine`, safe Rust without Slurm types, named as such everywhere). The
+//! admin tools, the simulator and the `nvl72` command line are other members of the
+//! workspace (`crates/`), which the plugin does not link. The crate denies `unsafe_code`;
+//! each module that needs it says so below, and every `unsafe` block carries a SAFETY
+//! comment.
+//!
+//! - `bindings`: bindgen output for the pinned Slurm headers.
+//! - `guard`: the panic guard, the per-call borrow scope and the `export!` macro.
+//! - `exports`: the symbols Slurm's plugin loader looks up (all through `export!`).
+//! - `slurm`: small safe wrappers, one module per concern (bitmaps, node records, layout
+//!   checks, memory and strings, logging, configuration).
+//! - `topo_eval`, `job`: `TopoEval<'c>` and `Job<'c>`, the eval struct and job record
+//!   borrowed for one call, read through safe accessors.
+//! - `error`: `PluginError` and how a result becomes each symbol's C code.
+//! - `state`: the loaded rack table shared by all entry points.
+//! - `ops`: plugin life cycle, rack lookups, `get`.
+//! - `eval`: job placement inside slurmctld's selection (safe code over `TopoEval`/`Job`);
+//!   `restore`: the only writer of the eval struct (the callback, 26.05's directive, a try
+//!   and its undo).
+//! - `end_times`: when running jobs end, for `[policy] end_time`.
+//! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
+//! - `ctx` (25.05+): the operations later series added or changed (context, node units,
+//!   topology strings, one-node path, ranks).
+//! - `jobinfo` (25.11+): each job's NVLink-domain pieces, for one IMEX channel each.
 #![deny(unsafe_code)]
-
-#[doc(hidden)]
-pub use nvl72_engine::testkit;
-pub use nvl72_engine::{
-    allocation, config, demand, fragmentation, free_index, held_trays, hostlist, idle, model,
-    node_order, offered_view, placement, reload, saved_pieces, topoinfo,
-};
-
-mod ffi;
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+#[allow(unsafe_code, clippy::undocumented_unsafe_blocks)]
+mod bindings;
+#[cfg(slurm_ctx)]
+#[allow(unsafe_code)]
+mod ctx;
+#[allow(unsafe_code)]
+mod end_times;
+mod error;
+#[allow(unsafe_code)]
+mod eval;
+mod exports;
+#[cfg(feature = "fault-injection")]
+#[allow(unsafe_code)]
+mod fault;
+mod guard;
+#[allow(unsafe_code)]
+mod job;
+#[cfg(slurm_jobinfo)]
+#[allow(unsafe_code)]
+mod jobinfo;
+#[allow(unsafe_code)]
+mod ops;
+#[allow(unsafe_code)]
+mod restore;
+#[allow(unsafe_code)]
+mod saved_jobs;
+#[allow(unsafe_code)]
+mod slurm;
+mod state;
+#[allow(unsafe_code)]
+mod topo_eval;
+#[allow(unsafe_code)]
+mod topoinfo;

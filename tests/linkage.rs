@@ -2,12 +2,13 @@
 //! client commands lack slurmctld-only symbols, so nothing may be bound at load time except
 //! data and callbacks that libslurmfull provides everywhere.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The `.so` cargo built in the same run as this test: it sits in the profile directory
-/// (`<target>/<profile>/`) above this test binary (`<target>/<profile>/deps/linkage-*`),
-/// whatever the target directory or profile. A fixed path could be a stale build.
+/// The `.so` of this test's profile: it sits in the profile directory (`<target>/<profile>/`)
+/// above this test binary (`<target>/<profile>/deps/linkage-*`), whatever the target
+/// directory or profile. Cargo does not build a cdylib-only crate for its integration
+/// tests, so a `.so` older than the plugin's sources is refused as stale.
 fn plugin() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let profile_dir = exe
@@ -20,19 +21,30 @@ fn plugin() -> PathBuf {
         "{} missing: cargo test builds the cdylib next to the tests",
         so.display()
     );
-    let built = |p: &std::path::Path| p.metadata().and_then(|m| m.modified()).ok();
-    let lib = profile_dir.join("libtopology_nvl72.rlib");
-    if let (Some(so_time), Some(lib_time)) = (built(&so), built(&lib)) {
-        // Both come from the same rustc invocation (crate-type = cdylib + rlib).
-        let skew = so_time
-            .duration_since(lib_time)
-            .unwrap_or_else(|e| e.duration());
-        assert!(
-            skew.as_secs() < 60,
-            "{} is not from the build of this test run",
-            so.display()
-        );
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    let built = modified(&so).expect("the .so's time");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = vec![root.join("build.rs"), root.join("Cargo.toml")];
+    let mut dirs = vec![root.join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src/").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                sources.push(path);
+            }
+        }
     }
+    let stale: Vec<_> = sources
+        .iter()
+        .filter(|p| modified(p).is_some_and(|t| t > built))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "{} is older than {stale:?}: build the plugin in this profile first (cargo build -p topology_nvl72)",
+        so.display()
+    );
     so
 }
 

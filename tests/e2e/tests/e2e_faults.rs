@@ -720,7 +720,7 @@ fn fault_plugin(test: &str) -> Option<PathBuf> {
 /// rest of the process (Slurm's generic selection then places every job). That used to be
 /// one log line; now `scontrol show topology` leads with it, `nvl72 status` says it first
 /// and `nvl72 check` reports an error. The fault-injection build acts as if the record of a
-/// job with `--comment=nvl72-test-layout` did not match (`src/ffi/fault.rs`).
+/// job with `--comment=nvl72-test-layout` did not match (`src/fault.rs`).
 #[test]
 fn a_layout_mismatch_is_shown_by_show_topology_status_and_check() {
     let Some(fault_plugin) =

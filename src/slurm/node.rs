@@ -130,7 +130,7 @@ pub fn node_names(indices: &[usize]) -> String {
         .map(|n| n.name)
         .collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    crate::hostlist::compress(&refs)
+    nvl72_engine::hostlist::compress(&refs)
 }
 
 /// DOWN, DRAIN, FAIL, or not responding: the tray is not healthy capacity.

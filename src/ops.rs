@@ -10,7 +10,7 @@ use super::error::PluginError;
 use super::guard::{install_logger, Call};
 use super::slurm::{self, BitmapRef};
 use super::state;
-use crate::reload::{on_refusal, OnRefusal, Role};
+use nvl72_engine::reload::{on_refusal, OnRefusal, Role};
 
 pub fn init(_: &Call) -> Result<(), PluginError> {
     install_logger();
@@ -105,9 +105,9 @@ pub fn build_config(_: &Call) -> Result<(), PluginError> {
 
 /// Tells the admin what a reconfigure (or a restart with an edited file) changed, against
 /// the last configuration slurmctld accepted.
-fn log_changes(config: &crate::config::Config) {
+fn log_changes(config: &nvl72_engine::config::Config) {
     if let Some(Ok(old)) = state::load_last_good() {
-        let changes = crate::config::describe_changes(&old, config);
+        let changes = nvl72_engine::config::describe_changes(&old, config);
         if !changes.is_empty() {
             log::info!(
                 "racks changed since the last configuration: {}",
@@ -168,14 +168,15 @@ pub unsafe fn generate_node_ranking(_: &Call) -> bool {
     let nodes: Vec<slurm::NodeInfo> = (0..slurm::node_count()).filter_map(slurm::node).collect();
     let table: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
     let saved = state::load_node_order();
-    let order = crate::node_order::order(&table, saved.as_ref().map(|s| &s.1[..]), racks.as_ref());
+    let order =
+        nvl72_engine::node_order::order(&table, saved.as_ref().map(|s| &s.1[..]), racks.as_ref());
     for (rank, &k) in order.iter().enumerate() {
         // SAFETY: exclusive access to the node table, per the function contract; k indexes
         // `nodes`, which holds live records.
         unsafe { slurm::set_node_rank(nodes[k].index, rank as u32) };
     }
     if let (Some((path, _)), Some(racks)) = (&saved, &racks) {
-        let moved = crate::node_order::moved_since(&table, &order, racks);
+        let moved = nvl72_engine::node_order::moved_since(&table, &order, racks);
         if moved > 0 {
             log::info!(
                 "node order kept from {}: {moved} trays are not where the racks alone would \
@@ -289,5 +290,5 @@ pub unsafe fn get_fragmentation(call: &Call, node_mask: *mut b::bitstr_t) -> u32
     else {
         return 0;
     };
-    crate::fragmentation::score(&st.topo, mask.tester())
+    nvl72_engine::fragmentation::score(&st.topo, mask.tester())
 }

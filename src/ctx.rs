@@ -222,7 +222,8 @@ pub unsafe fn get_rank(
         unsafe { (*node_rank, *size) = (slurm::null(), 0) };
         return Ok(());
     };
-    let ranks = crate::allocation::node_ranks(&st.topo, &nodes.ones(), b::TOPO_RANK_ID_SHIFT);
+    let ranks =
+        nvl72_engine::allocation::node_ranks(&st.topo, &nodes.ones(), b::TOPO_RANK_ID_SHIFT);
     // SAFETY: valid out-pointers; the array comes from Slurm's allocator, the caller frees it.
     unsafe {
         let array = slurm::xmalloc_array::<u32>(ranks.len());

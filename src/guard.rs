@@ -69,11 +69,11 @@ macro_rules! export {
         #[allow(unsafe_code)] // the one place symbols are exported, each behind the guard
         #[allow(unused_unsafe)] // some implementations are safe functions
         pub extern "C" fn $name($($arg: $ty,)* $($($unused: $uty),+)?) -> $ret {
-            $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
+            $crate::guard::guarded(stringify!($name), $fallback, |call| {
                 // SAFETY: Slurm calls this symbol with the arguments its topology interface
                 // documents, which is the contract of the implementation.
                 let result = unsafe { $imp(call, $($arg),*) };
-                $crate::ffi::error::IntoC::<$ret>::into_c(result)
+                $crate::error::IntoC::<$ret>::into_c(result)
             })
         }
     )*};
@@ -88,11 +88,11 @@ macro_rules! callback {
     ) => {
         $(#[$meta])*
         extern "C" fn $name($($arg: $ty),*) -> $ret {
-            $crate::ffi::guard::guarded(stringify!($name), $fallback, |call| {
+            $crate::guard::guarded(stringify!($name), $fallback, |call| {
                 // SAFETY: Slurm calls the callback with the arguments documented where we
                 // hand it over, which is the contract of the implementation.
                 let result = unsafe { $imp(call, $($arg),*) };
-                $crate::ffi::error::IntoC::<$ret>::into_c(result)
+                $crate::error::IntoC::<$ret>::into_c(result)
             })
         }
     };

@@ -6,7 +6,7 @@
 //! 2. `common_topo_choose_nodes` (Slurm's helper, as in every topology plugin) drops nodes
 //!    without usable CPUs and calls back into [`eval_in_racks`], possibly several times.
 //! 3. The callback builds a view of the racks from `node_map` and the node table, asks
-//!    [`crate::placement::plan`] for ranked node sets, and for each one narrows `node_map` to
+//!    [`nvl72_engine::placement::plan`] for ranked node sets, and for each one narrows `node_map` to
 //!    it and runs Slurm's generic `eval_nodes`, which charges cores and GRES. The first set
 //!    Slurm accepts wins; otherwise `restore::Attempt` puts back what the try lowered and the
 //!    next set is tried.
@@ -27,11 +27,11 @@ use super::restore::{self, Offer};
 use super::slurm::{self, Bitmap, BitmapRef};
 use super::state::{self, Loaded};
 use super::topo_eval::TopoEval;
-use crate::config::{EndTime, SegmentPlacement, Switches};
-use crate::demand::{gpus_in_tres, JobShape};
-use crate::model::{ClusterView, Tray};
-use crate::offered_view::OfferedView;
-use crate::placement::{self, JobRequest, Placement, Plan, RackLimit, Reject, WaitReason};
+use nvl72_engine::config::{EndTime, SegmentPlacement, Switches};
+use nvl72_engine::demand::{gpus_in_tres, JobShape};
+use nvl72_engine::model::{ClusterView, Tray};
+use nvl72_engine::offered_view::OfferedView;
+use nvl72_engine::placement::{self, JobRequest, Placement, Plan, RackLimit, Reject, WaitReason};
 
 /// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
 /// engine found no room. Within one call Slurm's retries only ever offer fewer trays (and no
@@ -192,7 +192,8 @@ pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(),
     #[cfg(slurm_jobinfo)]
     if super::jobinfo::wants_pieces(job) {
         // node_map is final now.
-        let pieces = crate::allocation::nvlink_pieces(&st.topo, &node_map.ones(), req.segment);
+        let pieces =
+            nvl72_engine::allocation::nvlink_pieces(&st.topo, &node_map.ones(), req.segment);
         let names = pieces.iter().map(|p| slurm::node_names(p)).collect();
         // SAFETY: the job record of this evaluation, under the job write lock.
         unsafe { super::jobinfo::attach(job, names) };

@@ -11,7 +11,7 @@ use std::ptr::NonNull;
 use super::bindings as b;
 use super::guard::Call;
 use super::slurm::{self, BitmapRef};
-use crate::placement::JobSwitches;
+use nvl72_engine::placement::JobSwitches;
 
 /// A live job record, borrowed for one call from Slurm (`'c`, see [`Call`]).
 #[derive(Clone, Copy)]

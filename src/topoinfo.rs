@@ -8,7 +8,7 @@ use super::error::PluginError;
 use super::guard::Call;
 use super::slurm;
 use super::state;
-use crate::topoinfo::TopoInfo;
+use nvl72_engine::topoinfo::TopoInfo;
 
 /// TOPO_DATA_TOPOLOGY_PTR: fills `*out` with a container from Slurm's allocator (the
 /// interface xfree()s it) holding a boxed [`TopoInfo`] (freed by `topology_p_topology_free`).
@@ -19,7 +19,7 @@ pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> Result<(), PluginE
     let info = match state::current() {
         Some(st) => TopoInfo::collect(&st.topo, &super::eval::cluster_view()),
         None => TopoInfo {
-            version: crate::topoinfo::WIRE_VERSION,
+            version: nvl72_engine::topoinfo::WIRE_VERSION,
             gpus_per_tray: 0,
             racks: Vec::new(),
             live_hidden: false,

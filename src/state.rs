@@ -8,9 +8,9 @@ use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
 
 use super::slurm::{self, Bitmap};
-use crate::config::lines::TopologyLines;
-use crate::config::{Config, ConfigError};
-use crate::model::{Topology, UnknownNode};
+use nvl72_engine::config::lines::TopologyLines;
+use nvl72_engine::config::{Config, ConfigError};
+use nvl72_engine::model::{Topology, UnknownNode};
 
 /// The topology plus the Slurm bitmaps `get_bitmap` hands out by name.
 pub struct Loaded {
@@ -51,7 +51,7 @@ pub fn current() -> Option<Arc<Loaded>> {
     log::info!(
         "dynamic node(s) {} deleted: they leave their racks until they exist again and \
          `scontrol reconfigure` reads the racks",
-        crate::hostlist::compress(&names)
+        nvl72_engine::hostlist::compress(&names)
     );
     let fresh = resolve_quietly(&st.config);
     install(fresh);
@@ -96,7 +96,7 @@ pub fn refuse_unknown_nodes(config: &Config) -> Result<(), ConfigError> {
         return Ok(());
     }
     let lines = TopologyLines::read(&config.source);
-    crate::model::refuse_unknown(config, &unknown, &lines)
+    nvl72_engine::model::refuse_unknown(config, &unknown, &lines)
 }
 
 /// slurmctld refuses a file that takes a tray running jobs hold out of the rack it is in
@@ -119,7 +119,7 @@ pub fn refuse_moving_held(config: &Config) -> Result<(), ConfigError> {
         }
     };
     let lines = TopologyLines::read(&config.source);
-    crate::held_trays::refuse_moving_held(&old, config, &jobs, &lines)
+    nvl72_engine::held_trays::refuse_moving_held(&old, config, &jobs, &lines)
 }
 
 /// Resolves `config` against the node table and builds the bitmaps. Unknown names (a last
@@ -138,7 +138,7 @@ pub fn resolve(config: &Config) -> Loaded {
             "{}: {} node(s) listed in racks are not in slurm.conf and are ignored: {}",
             config.source.display(),
             missing.len(),
-            crate::hostlist::compress(&missing)
+            nvl72_engine::hostlist::compress(&missing)
         );
     }
     loaded
@@ -201,10 +201,10 @@ fn resolve_quietly(config: &Config) -> Loaded {
 
 /// Reads topology.toml (or topology.conf) from the directory of slurm.conf.
 pub fn read_config() -> Result<Config, ConfigError> {
-    crate::config::load_dir(&slurm::config_dir())
+    nvl72_engine::config::load_dir(&slurm::config_dir())
 }
 
-const LAST_GOOD: &str = crate::config::last_good::FILE;
+const LAST_GOOD: &str = nvl72_engine::config::last_good::FILE;
 const NODE_ORDER: &str = "topology_nvl72.node-order";
 
 /// The node order saved in StateSaveLocation, while that also holds slurmctld's job state
@@ -220,7 +220,7 @@ pub fn load_node_order() -> Option<(PathBuf, Vec<String>)> {
         return None;
     }
     let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
-    match read.and_then(|t| crate::node_order::parse(&t).map_err(|e| e.0)) {
+    match read.and_then(|t| nvl72_engine::node_order::parse(&t).map_err(|e| e.0)) {
         Ok(names) => Some((path, names)),
         Err(e) => {
             slurm::log_error(&format!(
@@ -236,7 +236,10 @@ pub fn load_node_order() -> Option<(PathBuf, Vec<String>)> {
 /// Saves the node table's order for the next start (atomically: a crash leaves the old file).
 pub fn save_node_order(names: &[&str]) {
     if let Some(dir) = slurm::state_save_location() {
-        write_atomically(&dir.join(NODE_ORDER), &crate::node_order::render(names));
+        write_atomically(
+            &dir.join(NODE_ORDER),
+            &nvl72_engine::node_order::render(names),
+        );
     }
 }
 
@@ -261,7 +264,7 @@ fn write_atomically(path: &std::path::Path, text: &str) {
 /// restart with a broken file keeps placing jobs by the racks it knew; and one per controller
 /// host, so that `nvl72 check` on one controller sees what the other loaded.
 pub fn save_last_good(config: &Config) {
-    use crate::config::last_good;
+    use nvl72_engine::config::last_good;
     if let Some(dir) = slurm::state_save_location() {
         let text = last_good::render(config);
         write_atomically(&dir.join(LAST_GOOD), &text);
@@ -283,7 +286,7 @@ pub fn load_last_good() -> Option<Result<Config, ConfigError>> {
         Err(e) => return Some(Err(ConfigError::unreadable(&path, &e))),
     };
     Some(
-        crate::config::last_good::parse(&text, &path).map(|(config, ignored)| {
+        nvl72_engine::config::last_good::parse(&text, &path).map(|(config, ignored)| {
             if !ignored.is_empty() {
                 log::warn!(
                     "{}: left out what this build does not know: {}",

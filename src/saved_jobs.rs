@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use super::bindings as b;
 use super::slurm;
-use crate::held_trays::HeldJob;
+use nvl72_engine::held_trays::HeldJob;
 
 /// The header string of slurmctld's job state file (job_mgr.c `JOB_STATE_VERSION`).
 const JOB_STATE_VERSION: &str = "PROTOCOL_VERSION";
@@ -146,7 +146,7 @@ unsafe fn unpack_all(
         if holds && !nodes.is_null() {
             // SAFETY: non-NULL `nodes` is an xstrdup'd C string owned by the record.
             let nodes = unsafe { CStr::from_ptr(nodes) }.to_string_lossy();
-            if let Ok(trays) = crate::hostlist::expand(&nodes) {
+            if let Ok(trays) = nvl72_engine::hostlist::expand(&nodes) {
                 held.push(HeldJob { id, trays });
             }
         }

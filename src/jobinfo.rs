@@ -17,7 +17,7 @@ use super::error::PluginError;
 use super::guard::Call;
 use super::job::Job;
 use super::slurm;
-use crate::saved_pieces;
+use nvl72_engine::saved_pieces;
 
 /// `xstrstr(job_ptr->network, ...)` in the IMEX plugin: only such jobs get the list.
 pub const PER_DOMAIN_CHANNELS: &str = "unique-channel-per-segment";
