@@ -10,8 +10,8 @@ use std::ffi::c_char;
 use std::ffi::c_int;
 
 use super::bindings as b;
+use super::call::Call;
 use super::error::PluginError;
-use super::guard::Call;
 use super::ops;
 use super::slurm;
 use super::state;

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 use super::bindings as b;
-use super::guard::{callback, Call};
+use super::call::Call;
+use super::guard::callback;
 use super::job::Job;
 use super::slurm::{self, BitmapRef};
 

@@ -11,130 +11,28 @@
 //!    Slurm accepts wins; otherwise `restore::Attempt` puts back what the try lowered and the
 //!    next set is tried.
 
-use std::collections::BTreeSet;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::bindings as b;
+use super::call::Call;
 use super::end_times;
 use super::error::{Failure, PluginError};
-use super::guard::{callback, Call};
+use super::guard::callback;
 use super::job::Job;
+use super::memo::{self, NotNow, Tried};
 use super::restore::{self, Offer};
-use super::slurm::{self, Bitmap, BitmapRef};
+use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
 use super::topo_eval::TopoEval;
+use super::view;
 use nvl72_engine::config::{EndTime, SegmentPlacement, Switches};
 use nvl72_engine::demand::{gpus_in_tres, JobShape};
-use nvl72_engine::model::{ClusterView, Tray};
-use nvl72_engine::offered_view::OfferedView;
 use nvl72_engine::placement::{self, JobRequest, Placement, Plan, RackLimit, Reject, WaitReason};
-
-/// Counts `topology_p_eval_nodes` calls; `NOT_NOW` holds the count of the call in which the
-/// engine found no room. Within one call Slurm's retries only ever offer fewer trays (and no
-/// more GPUs or CPUs per tray), so a job that cannot be placed in the first callback cannot be
-/// in the later ones either: they return at once instead of redoing the work under the locks.
-static EVAL: AtomicU64 = AtomicU64::new(0);
-static NOT_NOW: AtomicU64 = AtomicU64::new(u64::MAX);
-/// How that evaluation's first callback reported it ([`NotNow`]): whether the job has
-/// `--segment` (26.05 names the reason after it), or waits for its rack limit.
-static NOT_NOW_AS: AtomicU8 = AtomicU8::new(NotNow::NoRoom as u8);
-
-/// The failures of a job that cannot be placed now, kept in [`NOT_NOW_AS`] for the later
-/// callbacks of the same evaluation.
-#[derive(Clone, Copy)]
-#[repr(u8)]
-enum NotNow {
-    NoRoom,
-    NoRoomForSegments,
-    SwitchLimit,
-}
-
-impl NotNow {
-    /// Remembers this as the answer for the rest of the evaluation (see [`NOT_NOW`]) and
-    /// returns its failure.
-    fn remember(self) -> Failure {
-        NOT_NOW.store(EVAL.load(Ordering::Relaxed), Ordering::Relaxed);
-        NOT_NOW_AS.store(self as u8, Ordering::Relaxed);
-        self.failure()
-    }
-
-    /// The answer remembered for this evaluation.
-    fn recalled() -> Failure {
-        match NOT_NOW_AS.load(Ordering::Relaxed) {
-            x if x == NotNow::SwitchLimit as u8 => NotNow::SwitchLimit,
-            x if x == NotNow::NoRoomForSegments as u8 => NotNow::NoRoomForSegments,
-            _ => NotNow::NoRoom,
-        }
-        .failure()
-    }
-
-    fn failure(self) -> Failure {
-        match self {
-            NotNow::NoRoom => Failure::NoRoom { segment: false },
-            NotNow::NoRoomForSegments => Failure::NoRoom { segment: true },
-            NotNow::SwitchLimit => Failure::SwitchLimit,
-        }
-    }
-}
 
 // The core's spelling of Slurm's markers for unset and infinite 32-bit fields.
 const _: () =
     assert!(placement::SLURM_NO_VAL == b::NO_VAL && placement::SLURM_INFINITE == b::INFINITE);
-
-/// The node sets Slurm's own selection refused in one `topology_p_eval_nodes` call (`EVAL`),
-/// with the `first_pass` they were tried in. After a refusal 26.05's retry loop
-/// (`common_topo_choose_nodes`) drops one node and calls back, once per dropped node, and
-/// before each call it restores `node_map`, `max_nodes` and the cores; our attempt restores
-/// the rest. So a set already refused in the same call and pass fails again and is skipped.
-/// Without this a job the racks fit but Slurm refuses on every rack (`--contiguous` on
-/// fragmented racks) cost free trays × racks selections under the scheduler's write locks.
-static REFUSED: Mutex<Refused> = Mutex::new(Refused {
-    eval: u64::MAX,
-    sets: BTreeSet::new(),
-});
-
-struct Refused {
-    eval: u64,
-    sets: BTreeSet<Tried>,
-}
-
-/// A node set tried in one call, and the `first_pass` it was tried in.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-enum Tried {
-    /// One rack's piece, named without building its nodes: while the offers of the call
-    /// only shrink (one `lineage`, see [`OFFERS`]), a rack's trays left are known by their
-    /// count, and the piece is taken from them alike every time.
-    Rack {
-        lineage: u64,
-        first_pass: bool,
-        rack: usize,
-        trays: usize,
-        offered: usize,
-    },
-    Set {
-        first_pass: bool,
-        nodes: Vec<usize>,
-    },
-}
-
-/// Numbers the runs of callbacks whose node maps only shrank; a map that is not a subset of
-/// the last one starts a new run (never seen from Slurm's loops, which only drop nodes).
-static OFFERS: AtomicU64 = AtomicU64::new(0);
-
-impl Refused {
-    /// Forgets the sets of earlier calls (their free cores and trays differ).
-    fn of_call(&mut self, eval: u64) -> &mut Self {
-        if self.eval != eval {
-            self.eval = eval;
-            self.sets.clear();
-        }
-        self
-    }
-}
 
 /// `topology_p_eval_nodes`.
 ///
@@ -144,7 +42,7 @@ impl Refused {
 pub unsafe fn eval_nodes(call: &Call, te: *mut b::topology_eval_t) -> Result<(), PluginError> {
     // SAFETY: per the function contract.
     let te = unsafe { TopoEval::new(call, te) }.ok_or(PluginError::Error)?;
-    EVAL.fetch_add(1, Ordering::Relaxed);
+    memo::begin();
     let node_map = te.node_map(call).ok_or(PluginError::Error)?;
     // Slurm's generic code (every path below) may read slurmctld's idle map, e.g. for
     // bf_busy_nodes; our copy of the helper library has its own placeholder (see slurm/conf.rs).
@@ -269,103 +167,6 @@ fn segment_flags(bit_flags: u64) -> Option<SegmentPlacement> {
     }
 }
 
-/// The live state of every tray, none of them offered (for `scontrol show topology`).
-pub fn cluster_view() -> ClusterView {
-    let trays = (0..slurm::node_count())
-        .map(|i| tray(i, false, None))
-        .collect();
-    ClusterView {
-        trays,
-        ..ClusterView::default()
-    }
-}
-
-/// The view of the last call, kept for the next one to build in ([`SpareView`]).
-static SPARE_VIEW: Mutex<Option<SpareView>> = Mutex::new(None);
-
-/// A view being used, given back to [`SPARE_VIEW`] on every way out of the call (a panic
-/// included), so the next call writes into its memory rather than a fresh table of every
-/// tray. A call that finds no spare (the first, or a nested one) builds a new view.
-#[derive(Default)]
-struct SpareView {
-    built: OfferedView,
-    /// What it was built from, for the next callback of the same evaluation.
-    from: Option<BuiltFrom>,
-}
-
-/// The evaluation, configuration and node map a view was built from, and its run of
-/// shrinking maps ([`OFFERS`]).
-struct BuiltFrom {
-    eval: u64,
-    loaded: Arc<Loaded>,
-    map: Bitmap,
-    lineage: u64,
-}
-
-impl Drop for SpareView {
-    fn drop(&mut self) {
-        if let Some(mut spare) = SPARE_VIEW.try_lock() {
-            *spare = Some(SpareView {
-                built: std::mem::take(&mut self.built),
-                from: self.from.take(),
-            });
-        }
-    }
-}
-
-/// The offered trays (`node_map`) with their live state and what each offers this job
-/// (`avail_res_array`); other trays stay "not offered", which is all the engine reads of
-/// them. Reads the node table only for offered trays, and counts and indexes the racks as it
-/// goes ([`OfferedView`]), so the engine reads no tray again.
-///
-/// A later callback of the same evaluation (Slurm's retry loop, after it refused every set)
-/// offers the same trays less the ones it dropped, with the same state and `avail_res`
-/// (Slurm restores the cores, our attempts restore the rest): those trays are withdrawn from
-/// the last callback's view instead, which costs a comparison of the two maps and the racks.
-///
-/// A tray without an entry there is taken as a whole free tray (`unknown`): the engine then
-/// offers it, and Slurm's own check decides, rather than making the job wait for ever.
-fn offered_view(te: TopoEval<'_>, node_map: BitmapRef<'_>, st: &Arc<Loaded>) -> SpareView {
-    let eval = EVAL.load(Ordering::Relaxed);
-    let spare = SPARE_VIEW.try_lock().and_then(|mut s| s.take());
-    let mut spare = spare.unwrap_or_default();
-    let topo = &st.topo;
-    let dropped = spare
-        .from
-        .as_mut()
-        .filter(|f| f.eval == eval && Arc::ptr_eq(&f.loaded, st))
-        .and_then(|f| f.map.shrink_to(node_map));
-    let lineage = match (&dropped, &spare.from) {
-        (Some(_), Some(from)) => from.lineage,
-        _ => OFFERS.fetch_add(1, Ordering::Relaxed) + 1,
-    };
-    if let Some(dropped) = dropped {
-        if spare.built.withdraw(topo, &dropped) {
-            return spare;
-        }
-    }
-    let unknown = topo.full_tray;
-    let node_count = slurm::node_count();
-    spare.built.reset(topo, node_count);
-    let offered = node_map.ones().into_iter().filter(|&n| n < node_count);
-    spare.built.offer(
-        topo,
-        offered.map(|n| {
-            let weight = slurm::node_sched_weight(n).unwrap_or(0);
-            let res = te.avail_res(n).or(Some((unknown.gpus, unknown.cpus)));
-            (n, tray(n, true, res), weight)
-        }),
-    );
-    spare.built.finish(topo);
-    spare.from = Some(BuiltFrom {
-        eval,
-        loaded: Arc::clone(st),
-        map: node_map.to_owned(),
-        lineage,
-    });
-    spare
-}
-
 /// The longest run of consecutive node indices in `map`.
 fn longest_run(map: BitmapRef<'_>) -> usize {
     let (mut best, mut run, mut last) = (0, 0, None);
@@ -379,19 +180,6 @@ fn longest_run(map: BitmapRef<'_>) -> usize {
         last = Some(n);
     }
     best
-}
-
-/// A tray's state; `res` is (GPUs, CPUs) this job could use there, when Slurm said.
-fn tray(node: usize, offered: bool, res: Option<(u16, u16)>) -> Tray {
-    let state = slurm::node_state(node).unwrap_or(0);
-    let (gpus, cpus) = res.unwrap_or((0, 0));
-    Tray {
-        offered,
-        unavailable: slurm::state_unavailable(state),
-        allocated: slurm::state_allocated(state),
-        gpus,
-        cpus,
-    }
 }
 
 callback! {
@@ -417,9 +205,9 @@ unsafe fn eval_in_racks_impl(call: &Call, te: *mut b::topology_eval_t) -> Result
 
 /// One callback: the engine's ranked choices, each tried with Slurm's own selection.
 fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), PluginError> {
-    if NOT_NOW.load(Ordering::Relaxed) == EVAL.load(Ordering::Relaxed) {
-        // No room in this evaluation already (see NOT_NOW).
-        return Err(restore::report(te, NotNow::recalled()));
+    if let Some(failure) = NotNow::recalled() {
+        // No room in this evaluation already (see `memo`).
+        return Err(restore::report(te, failure));
     }
     let (Some(node_map), Some(job)) = (te.node_map(call), te.job(call)) else {
         return Err(PluginError::Error);
@@ -434,8 +222,8 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     }
     let now = end_times::now();
     let (mut req, shape) = job_request(call, te, job, st.topo.policy.switches, i64::from(now));
-    let mut built = offered_view(te, node_map, st);
-    let lineage = built.from.as_ref().map_or(0, |f| f.lineage);
+    let mut built = view::offered_view(te, node_map, st, memo::current());
+    let lineage = built.lineage();
     let view = &mut built.built.view;
     if st.topo.policy.end_time != EndTime::Off {
         // When jobs on each tray end; cached between changes of the job table. The
@@ -446,11 +234,25 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     }
     let alternatives = match placement::plan(&st.topo, view, &req) {
         Ok(a) => a,
-        Err(Reject::Never(why)) => {
+        Err(reject) => return Err(restore::report(te, not_placed(job, &req, &shape, reject))),
+    };
+    let decision = Decision {
+        st,
+        job,
+        req: &req,
+        shape: &shape,
+    };
+    try_in_turn(call, te, &decision, &alternatives, lineage)
+}
+
+/// Why the engine placed nothing, logged and remembered for the rest of the evaluation.
+fn not_placed(job: Job<'_>, req: &JobRequest, shape: &JobShape, reject: Reject) -> Failure {
+    match reject {
+        Reject::Never(why) => {
             log::info!("JobId={}: {why}", job.id());
-            return Err(restore::report(te, Failure::Never));
+            Failure::Never
         }
-        Err(Reject::NotNow(why)) => {
+        Reject::NotNow(why) => {
             let not_now = match (&why, req.segment) {
                 (WaitReason::SwitchLimit { .. }, _) => NotNow::SwitchLimit,
                 (_, Some(_)) => NotNow::NoRoomForSegments,
@@ -463,11 +265,30 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
                     shape.explain()
                 );
             }
-            return Err(restore::report(te, not_now.remember()));
+            not_now.remember()
         }
-    };
+    }
+}
+
+/// The job being placed and what it asked, for the decision line.
+struct Decision<'a, 'c> {
+    st: &'a Loaded,
+    job: Job<'c>,
+    req: &'a JobRequest,
+    shape: &'a JobShape,
+}
+
+/// Tries the engine's choices in rank order with Slurm's own selection, skipping the sets it
+/// refused earlier in this evaluation; the first it accepts wins.
+fn try_in_turn<'c>(
+    call: &Call<'c>,
+    te: TopoEval<'c>,
+    decision: &Decision<'_, 'c>,
+    alternatives: &Plan<'_>,
+    lineage: u64,
+) -> Result<(), PluginError> {
     let offer = Offer::take(call, te).ok_or(PluginError::Error)?;
-    let (eval, first_pass) = (EVAL.load(Ordering::Relaxed), te.first_pass());
+    let first_pass = te.first_pass();
     let mut skipped = 0;
     for i in 0..alternatives.len() {
         let (key, alt) = match alternatives.one_rack(i) {
@@ -487,7 +308,7 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
                 (Tried::Set { first_pass, nodes }, Some(alt))
             }
         };
-        if REFUSED.lock().of_call(eval).sets.contains(&key) {
+        if key.was_refused() {
             skipped += 1;
             continue;
         }
@@ -496,16 +317,16 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
         // our callback), before the next choice or our return.
         let attempt = offer.attempt(&alt.nodes);
         #[cfg(feature = "fault-injection")]
-        super::fault::panic_if_asked(job);
+        super::fault::panic_if_asked(decision.job);
         if attempt.run() == slurm::SUCCESS {
-            log_decision(st, job, &req, &shape, &alternatives, (i, &alt));
+            log_decision(decision, alternatives, (i, &alt));
             return Ok(());
         }
-        REFUSED.lock().sets.insert(key);
+        key.refused();
     }
     log::debug!(
         "JobId={}: none of {} rack choices satisfies CPUs/GRES ({skipped} refused before)",
-        job.id(),
+        decision.job.id(),
         alternatives.len()
     );
     Err(restore::report(te, Failure::NoResources))
@@ -523,13 +344,16 @@ fn decision_level(st: &Loaded) -> log::Level {
 /// The decision line (info with `log_decisions`, else debug); describing the placement
 /// allocates, so only when the line is logged.
 fn log_decision(
-    st: &Loaded,
-    job: Job<'_>,
-    req: &JobRequest,
-    shape: &JobShape,
+    decision: &Decision<'_, '_>,
     alternatives: &Plan<'_>,
     (i, alt): (usize, &Placement),
 ) {
+    let Decision {
+        st,
+        job,
+        req,
+        shape,
+    } = decision;
     let level = decision_level(st);
     if log::log_enabled!(level) {
         let limit = match req.switches {

@@ -2,13 +2,12 @@
 //! `topology_p_*` operations of the Slurm series built for, `src/interfaces/topology.c`
 //! `syms[]`: 24.11, 25.05, 25.11 or 26.05, chosen by the `cfg`s build.rs sets).
 //!
-//! This file is the whole exported surface. It denies `unsafe_code`, so a function written
-//! here with a bare `#[no_mangle]` does not compile: every symbol comes from [`export!`],
-//! which wraps its implementation in the panic guard. The implementations live in `ops`
-//! (plugin life cycle and lookups), `eval` (placement) and `topoinfo` (`scontrol show
-//! topology`).
+//! This file is every exported function (the data symbols the loader reads are in
+//! `plugin_id`). It denies `unsafe_code`, so a function written here with a bare
+//! `#[no_mangle]` does not compile: every symbol comes from [`export!`], which wraps its
+//! implementation in the panic guard. The implementations live in `ops` (plugin life cycle
+//! and lookups), `eval` (placement) and `topoinfo` (`scontrol show topology`).
 #![deny(unsafe_code)]
-#![allow(non_upper_case_globals)]
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -20,41 +19,6 @@ use super::guard::export;
 use super::jobinfo;
 use super::slurm;
 use super::{eval, ops, topoinfo};
-
-const fn parse_u32(s: &str) -> u32 {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    let mut v = 0u32;
-    while i < bytes.len() {
-        v = v * 10 + (bytes[i] - b'0') as u32;
-        i += 1;
-    }
-    v
-}
-
-#[no_mangle]
-#[allow(unsafe_code)] // data, read by the loader; no code runs
-pub static plugin_name: [u8; 22] = *b"topology NVL72 plugin\0";
-/// Must be exactly "topology/<name>": the loader matches it when scanning PluginDir.
-#[no_mangle]
-#[allow(unsafe_code)] // data, read by the loader; no code runs
-pub static plugin_type: [u8; 15] = *b"topology/nvl72\0";
-/// Slurm loads a plugin only if major.minor.micro equal its own (build.rs derives this from
-/// the tree it compiled against).
-#[no_mangle]
-#[allow(unsafe_code)] // data, read by the loader; no code runs
-pub static plugin_version: u32 = parse_u32(env!("NVL72_SLURM_VERSION_NUMBER"));
-/// Unused by Slurm's own topology plugins (100-103); `scontrol show topology` compares it with
-/// the id of the plugin loaded in the client.
-#[no_mangle]
-#[allow(unsafe_code)] // data, read by the loader; no code runs
-pub static plugin_id: u32 = 172;
-
-/// 25.05+: `--exclusive=topo` is supported (`whole_topo` widens a job to whole racks).
-#[cfg(slurm_ctx)]
-#[no_mangle]
-#[allow(unsafe_code)] // data, read by the loader; no code runs
-pub static supports_exclusive_topo: bool = true;
 
 // Operations with the same signature in every supported series.
 export! {

@@ -10,23 +10,15 @@
 //! Logging goes to Slurm's own log through `log`.
 
 use std::cell::RefCell;
-use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use super::call::Call;
 use super::slurm;
-
-/// One call from Slurm into the plugin. Pointers Slurm passes are valid only until the call
-/// returns; `BitmapRef<'c>` and `&'c str` arguments borrow the `Call<'c>`, and `'c` is
-/// chosen afresh for every call by [`guarded`], so nothing made from them can be stored.
-pub struct Call<'c> {
-    /// Invariant in `'c`: a `Call<'c>` cannot pass for a call that lives longer.
-    _call: PhantomData<fn(&'c ()) -> &'c ()>,
-}
 
 /// Runs `f` in a new [`Call`] scope; on panic logs `entry` and the panic message and returns
 /// `on_panic`. Values borrowed from the scope cannot be part of `T` (`'c` is higher-ranked).
 pub fn guarded<T>(entry: &str, on_panic: T, f: impl for<'c> FnOnce(&Call<'c>) -> T) -> T {
-    let call = Call { _call: PhantomData };
+    let call = Call::new();
     match catch_unwind(AssertUnwindSafe(|| f(&call))) {
         Ok(v) => v,
         Err(_) => {

@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::bindings as b;
-use super::guard::Call;
+use super::call::Call;
 use super::slurm::{self, BitmapRef};
 use nvl72_engine::placement::JobSwitches;
 

@@ -13,8 +13,8 @@
 use std::ffi::c_void;
 
 use super::bindings as b;
+use super::call::Call;
 use super::error::PluginError;
-use super::guard::Call;
 use super::job::Job;
 use super::slurm;
 use nvl72_engine::saved_pieces;
@@ -61,7 +61,7 @@ pub unsafe fn attach(job: Job<'_>, pieces: Vec<String>) {
     // with topology_g_jobinfo_free (calling our `free` for `data`, found by plugin_id).
     unsafe {
         let old = (*job).topo_jobinfo;
-        if !old.is_null() && (*old).plugin_id == super::exports::plugin_id {
+        if !old.is_null() && (*old).plugin_id == super::plugin_id::plugin_id {
             free_data((*old).data);
             (*old).data = data;
             return;
@@ -71,7 +71,7 @@ pub unsafe fn attach(job: Job<'_>, pieces: Vec<String>) {
         }
         let container = slurm::xmalloc::<b::dynamic_plugin_data_t>();
         (*container).data = data;
-        (*container).plugin_id = super::exports::plugin_id;
+        (*container).plugin_id = super::plugin_id::plugin_id;
         (*job).topo_jobinfo = container;
     }
 }
@@ -175,7 +175,7 @@ unsafe fn take_framed(buffer: &mut b::buf_t) -> Option<Vec<u8>> {
     let all = unsafe { std::slice::from_raw_parts(buffer.head.cast::<u8>(), size) };
     let word = |i: usize| u32::from_be_bytes([all[i], all[i + 1], all[i + 2], all[i + 3]]);
     let (framed, id) = (word(at - 8) as usize, word(at - 4));
-    if id != super::exports::plugin_id || framed < 4 || framed - 4 > size - at {
+    if id != super::plugin_id::plugin_id || framed < 4 || framed - 4 > size - at {
         return None;
     }
     let ours = all[at..at + framed - 4].to_vec();

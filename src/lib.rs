@@ -9,8 +9,10 @@
 //! comment.
 //!
 //! - `bindings`: bindgen output for the pinned Slurm headers.
-//! - `guard`: the panic guard, the per-call borrow scope and the `export!` macro.
-//! - `exports`: the symbols Slurm's plugin loader looks up (all through `export!`).
+//! - `call`: `Call<'c>`, the borrow scope of one call from Slurm; `guard`: the panic guard
+//!   that opens it, and the `export!` and `callback!` macros.
+//! - `exports`: the functions Slurm's plugin loader looks up (all through `export!`);
+//!   `plugin_id`: the data symbols it reads (name, type, version, id).
 //! - `slurm`: small safe wrappers, one module per concern (bitmaps, node records, layout
 //!   checks, memory and strings, logging, configuration).
 //! - `topo_eval`, `job`: `TopoEval<'c>` and `Job<'c>`, the eval struct and job record
@@ -19,8 +21,9 @@
 //! - `state`: the loaded rack table shared by all entry points.
 //! - `ops`: plugin life cycle, rack lookups, `get`.
 //! - `eval`: job placement inside slurmctld's selection (safe code over `TopoEval`/`Job`);
-//!   `restore`: the only writer of the eval struct (the callback, 26.05's directive, a try
-//!   and its undo).
+//!   `view`: the trays it offers the engine, built into the last call's memory; `memo`: what
+//!   one evaluation's first callbacks learn for its later ones; `restore`: the only writer of
+//!   the eval struct (the callback, 26.05's directive, a try and its undo).
 //! - `end_times`: when running jobs end, for `[policy] end_time`.
 //! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
 //! - `ctx` (25.05+): the operations later series added or changed (context, node units,
@@ -30,6 +33,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #[allow(unsafe_code, clippy::undocumented_unsafe_blocks)]
 mod bindings;
+mod call;
 #[cfg(slurm_ctx)]
 #[allow(unsafe_code)]
 mod ctx;
@@ -48,8 +52,10 @@ mod job;
 #[cfg(slurm_jobinfo)]
 #[allow(unsafe_code)]
 mod jobinfo;
+mod memo;
 #[allow(unsafe_code)]
 mod ops;
+mod plugin_id;
 #[allow(unsafe_code)]
 mod restore;
 #[allow(unsafe_code)]
@@ -61,3 +67,4 @@ mod state;
 mod topo_eval;
 #[allow(unsafe_code)]
 mod topoinfo;
+mod view;

@@ -6,10 +6,12 @@ use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::bindings as b;
+use super::call::Call;
 use super::error::PluginError;
-use super::guard::{install_logger, Call};
+use super::guard::install_logger;
 use super::slurm::{self, BitmapRef};
 use super::state;
+use nvl72_engine::config::{Config, ConfigError};
 use nvl72_engine::reload::{on_refusal, OnRefusal, Role};
 
 pub fn init(_: &Call) -> Result<(), PluginError> {
@@ -52,36 +54,15 @@ pub fn build_config(_: &Call) -> Result<(), PluginError> {
             .map(|()| config),
         false => Ok(config),
     });
-    let config = match (file, on_refusal(role)) {
-        (Ok(config), _) => {
+    let config = match file {
+        Ok(config) => {
             if in_ctld {
                 log_changes(&config);
                 state::save_last_good(&config);
             }
             config
         }
-        (Err(e), OnRefusal::NoRacks) => {
-            log::warn!("{e}; continuing without rack information in this process");
-            return Err(PluginError::Error);
-        }
-        (Err(e), OnRefusal::ExitForParent) => slurm::fatal(&format!(
-            "reconfigure refused, topology configuration is invalid: {e}; the running \
-             slurmctld keeps its racks"
-        )),
-        (Err(e), OnRefusal::LastGood) => match state::load_last_good() {
-            Some(Ok(good)) => {
-                slurm::log_error(&format!(
-                    "invalid topology configuration: {e}; placing jobs by the last good \
-                     configuration {} until the file is fixed and `scontrol reconfigure` is run",
-                    good.source.display()
-                ));
-                good
-            }
-            Some(Err(bad)) => slurm::fatal(&format!(
-                "invalid topology configuration: {e}; and the last good copy is unreadable: {bad}"
-            )),
-            None => slurm::fatal(&format!("invalid topology configuration: {e}")),
-        },
+        Err(e) => refused(role, &e)?,
     };
     if !slurm::node_table_layout_ok() {
         return Err(PluginError::Error); // logged; no rack table, so eval falls back to Slurm's selection
@@ -101,6 +82,36 @@ pub fn build_config(_: &Call) -> Result<(), PluginError> {
     );
     state::install(loaded);
     Ok(())
+}
+
+/// The configuration to run with when the file was refused (`e`), as `role` says: none (this
+/// process places nothing by racks), the running slurmctld's (a reconfigure's child exits),
+/// or the last good copy.
+fn refused(role: Role, e: &ConfigError) -> Result<Config, PluginError> {
+    match on_refusal(role) {
+        OnRefusal::NoRacks => {
+            log::warn!("{e}; continuing without rack information in this process");
+            Err(PluginError::Error)
+        }
+        OnRefusal::ExitForParent => slurm::fatal(&format!(
+            "reconfigure refused, topology configuration is invalid: {e}; the running \
+             slurmctld keeps its racks"
+        )),
+        OnRefusal::LastGood => match state::load_last_good() {
+            Some(Ok(good)) => {
+                slurm::log_error(&format!(
+                    "invalid topology configuration: {e}; placing jobs by the last good \
+                     configuration {} until the file is fixed and `scontrol reconfigure` is run",
+                    good.source.display()
+                ));
+                Ok(good)
+            }
+            Some(Err(bad)) => slurm::fatal(&format!(
+                "invalid topology configuration: {e}; and the last good copy is unreadable: {bad}"
+            )),
+            None => slurm::fatal(&format!("invalid topology configuration: {e}")),
+        },
+    }
 }
 
 /// Tells the admin what a reconfigure (or a restart with an edited file) changed, against

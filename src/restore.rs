@@ -16,8 +16,9 @@ use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
 use super::bindings as b;
+use super::call::Call;
 use super::error::{Failure, PluginError};
-use super::guard::{callback, Call};
+use super::guard::callback;
 use super::slurm::{self, Bitmap, BitmapRef};
 use super::topo_eval::TopoEval;
 

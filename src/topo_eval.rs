@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::bindings as b;
-use super::guard::Call;
+use super::call::Call;
 use super::job::Job;
 use super::slurm::{self, BitmapRef};
 

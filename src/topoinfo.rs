@@ -4,8 +4,8 @@
 use std::ffi::{c_char, c_void};
 
 use super::bindings as b;
+use super::call::Call;
 use super::error::PluginError;
-use super::guard::Call;
 use super::slurm;
 use super::state;
 use nvl72_engine::topoinfo::TopoInfo;
@@ -17,7 +17,7 @@ use nvl72_engine::topoinfo::TopoInfo;
 /// `out` must be a valid `dynamic_plugin_data_t **` (slurmctld holds its node read lock).
 pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> Result<(), PluginError> {
     let info = match state::current() {
-        Some(st) => TopoInfo::collect(&st.topo, &super::eval::cluster_view()),
+        Some(st) => TopoInfo::collect(&st.topo, &super::view::cluster_view()),
         None => TopoInfo {
             version: nvl72_engine::topoinfo::WIRE_VERSION,
             gpus_per_tray: 0,
@@ -38,7 +38,7 @@ pub unsafe fn get(out: *mut *mut b::dynamic_plugin_data_t) -> Result<(), PluginE
     // SAFETY: `out` is the out-pointer Slurm passed; `container` is fresh zeroed memory.
     unsafe {
         (*container).data = Box::into_raw(Box::new(info)).cast();
-        (*container).plugin_id = super::exports::plugin_id;
+        (*container).plugin_id = super::plugin_id::plugin_id;
         *out = container;
     }
     Ok(())

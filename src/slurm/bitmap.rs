@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::super::bindings as b;
-use super::super::guard::Call;
+use super::super::call::Call;
 
 /// An owned Slurm bitmap (`bit_alloc`), freed with `bit_free`.
 pub struct Bitmap(*mut b::bitstr_t);

@@ -4,7 +4,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 
 use super::super::bindings as b;
-use super::super::guard::Call;
+use super::super::call::Call;
 
 /// Copies `s` into memory from Slurm's allocator, which the caller frees with `xfree`.
 pub fn xstrdup(s: &str) -> *mut c_char {

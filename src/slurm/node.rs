@@ -7,7 +7,7 @@ use std::ffi::CStr;
 
 use super::super::bindings as b;
 #[cfg(slurm_ctx)]
-use super::super::guard::Call;
+use super::super::call::Call;
 #[cfg(slurm_ctx)]
 use super::{null, owned_str, str_arg, xfree, xstrdup};
 
