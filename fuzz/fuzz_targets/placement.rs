@@ -49,6 +49,9 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         end_time_hours_per_tray: u.int_in_range(0..=4)?,
         flat_partitions: Vec::new(),
         switches: Switches::Off,
+        // The brute-force reference does not model cuts between groups; the engine's
+        // property test `a_cut_placement_exists_whenever_the_reference_finds_one` does.
+        piece_multiple: 1,
     };
     // Racks of 0..=MAX_TRAYS trays (0: every name unknown to the scheduler).
     let sizes: Vec<usize> = (0..u.int_in_range(1..=MAX_RACKS)?)
