@@ -3,7 +3,6 @@
 //! and the Slurm release given at run time would load them) and [`discover`] (racks from
 //! NVLink clique ids). Text in, text and typed reports out; the `nvl72` binary runs the
 //! Slurm commands and prints.
-#![forbid(unsafe_code)]
 
 pub mod check;
 pub mod discover;

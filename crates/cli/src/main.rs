@@ -10,7 +10,6 @@
 //! nvl72 analytic --k 4,16 --lambda 0,0.05 --racks 278 --seeds 20
 //! nvl72 bench --racks 278
 //! ```
-#![forbid(unsafe_code)]
 // The doc comments here are clap's help text, where `[policy]` names a TOML table, not a link.
 #![allow(rustdoc::broken_intra_doc_links)]
 

@@ -32,7 +32,6 @@
 //! | [`analytic`] | The segment-size capacity formula and its check |
 //! | [`bench`](mod@bench) | Decision-latency scenarios |
 //! | [`replay`] | The model side of `nvl72 replay`: a stream compressed for a real slurmctld, and what it did, measured alike |
-#![forbid(unsafe_code)]
 
 // The engine's modules under the names the simulator has always used for them.
 #[cfg(test)]
