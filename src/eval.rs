@@ -258,8 +258,10 @@ fn not_placed(job: Job<'_>, req: &JobRequest, shape: &JobShape, reject: Reject) 
                 (_, Some(_)) => NotNow::NoRoomForSegments,
                 (_, None) => NotNow::NoRoom,
             };
-            if log::log_enabled!(log::Level::Debug) {
-                log::debug!(
+            let level = wait_level();
+            if log::log_enabled!(level) {
+                log::log!(
+                    level,
                     "JobId={}: waits, {why}; demand {}",
                     job.id(),
                     shape.explain()
@@ -324,7 +326,8 @@ fn try_in_turn<'c>(
         }
         key.refused();
     }
-    log::debug!(
+    log::log!(
+        wait_level(),
         "JobId={}: none of {} rack choices satisfies CPUs/GRES ({skipped} refused before)",
         decision.job.id(),
         alternatives.len()
@@ -332,16 +335,30 @@ fn try_in_turn<'c>(
     Err(restore::report(te, Failure::NoResources))
 }
 
-/// Decision lines are info with `[policy] log_decisions`, else debug.
+/// Decision lines are info with `[policy] log_decisions` or with slurmctld's
+/// `DebugFlags=SelectType` (either turns them on: the flag, as topology/block's selection
+/// lines come with it, without editing topology.toml; the key, without Slurm's other
+/// SelectType lines), else debug.
 fn decision_level(st: &Loaded) -> log::Level {
-    if st.topo.policy.log_decisions {
+    if st.topo.policy.log_decisions || slurm::debug_select_type() {
         log::Level::Info
     } else {
         log::Level::Debug
     }
 }
 
-/// The decision line (info with `log_decisions`, else debug); describing the placement
+/// Why a job waits or Slurm refused every choice: info under `DebugFlags=SelectType` (block
+/// says "insufficient resources" there), else debug; `log_decisions` logs placements only, as
+/// every scheduling pass would repeat these for every waiting job.
+fn wait_level() -> log::Level {
+    if slurm::debug_select_type() {
+        log::Level::Info
+    } else {
+        log::Level::Debug
+    }
+}
+
+/// The decision line (at [`decision_level`]); describing the placement
 /// allocates, so only when the line is logged.
 fn log_decision(
     decision: &Decision<'_, '_>,

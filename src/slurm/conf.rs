@@ -30,6 +30,18 @@ pub fn private_nodes() -> bool {
     u64::from(private) & PRIVATE_DATA_NODES != 0
 }
 
+/// `DebugFlags=SelectType`, which `scontrol setdebugflags +SelectType` turns on in a running
+/// slurmctld: topology/block logs its selection then, and so does this plugin.
+pub fn debug_select_type() -> bool {
+    /// slurm.h's `DEBUG_FLAG_SELECT_TYPE`, `SLURM_BIT(0)` (the same in 24.11 and 26.05), a
+    /// function-like macro that bindgen does not evaluate.
+    const DEBUG_FLAG_SELECT_TYPE: u64 = 1 << 0;
+    // SAFETY: slurm_conf is initialised by the time any plugin op runs; a plain aligned
+    // integer read (setdebugflags changes it under slurmctld's configuration lock).
+    let flags = unsafe { b::slurm_conf.debug_flags };
+    flags & DEBUG_FLAG_SELECT_TYPE != 0
+}
+
 /// slurmctld's StateSaveLocation, where the last good topology is kept.
 pub fn state_save_location() -> Option<std::path::PathBuf> {
     // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or an

@@ -149,6 +149,36 @@ fn every_request_style_lands_in_the_one_rack_that_holds_it() {
     assert_eq!(used, 4 + 4 + 6 + 4);
 }
 
+/// `DebugFlags=SelectType`, set in the running slurmctld with `scontrol setdebugflags`, logs
+/// every decision at info (as topology/block logs its selection with that flag) without
+/// `[policy] log_decisions`, and why a job waits; without the flag neither is logged at info.
+#[test]
+fn select_type_debug_flag_logs_decisions_and_waits() {
+    let (lab, _g) = Lab::claim();
+    // Off to begin with, should an earlier run have stopped with it on.
+    let _ = lab.sl(&["scontrol", "setdebugflags", "-SelectType"]);
+    let from = lab.ctld_log_len();
+    let quiet = lab.submit(&["-N", "2", "--exclusive"]);
+    lab.running_nodes(quiet);
+    for tray in ["gb019", "gb037", "gb055"] {
+        lab.occupy(tray);
+    }
+    let _ = lab.sl(&["scontrol", "setdebugflags", "+SelectType"]);
+    let logged = lab.submit(&["-N", "3", "--exclusive"]);
+    lab.running_nodes(logged);
+    // A full-rack job while every rack has a busy tray: the plugin says it waits.
+    let waits = lab.submit(&["-N", "18", "--exclusive"]);
+    let wait_line = format!("JobId={waits}: waits, ");
+    lab.wait_for("the waiting job's line", || {
+        lab.ctld_log_since(from).contains(&wait_line)
+    });
+    let _ = lab.sl(&["scontrol", "setdebugflags", "-SelectType"]);
+    lab.cancel_all();
+    let log = lab.ctld_log_since(from);
+    assert!(!log.contains(&format!("JobId={quiet} nodes=")), "{log}");
+    assert!(log.contains(&format!("JobId={logged} nodes=3-3 ")), "{log}");
+}
+
 /// `block{rack2}` and `blockwith{gb040}` in `-w`/`-x` are resolved by the plugin's
 /// `get_bitmap` and `whole_topo`; stock Slurm without a block-aware plugin rejects them.
 #[test]
