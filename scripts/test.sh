@@ -53,6 +53,7 @@ say "cargo fmt --all --check"
 lint fmt cargo fmt --all --check
 say "shellcheck (warnings) on the shell scripts; the Python helpers parse"
 lint shellcheck shellcheck -x -P SCRIPTDIR -S warning .ci/run scripts/*.sh scripts/sl tests/fixtures/*/make-fixtures.sh
+lint "module map" python3 scripts/module-map.py
 lint python python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' scripts/*.py
 # Set before any lab-up so that a half-started lab is stopped too.
 [ "${KEEP_LAB:-0}" = 1 ] || trap stop_labs EXIT
