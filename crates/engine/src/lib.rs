@@ -3,7 +3,9 @@
 //!
 //! Safe Rust without Slurm types: the plugin's FFI layer (the root package) turns Slurm's
 //! structures into these types and back, and the simulator and `nvl72`'s admin commands use
-//! them as they are. [`testkit`] draws racks as rack maps for the tests of every crate.
+//! them as they are. `testkit` draws racks as rack maps for the tests of every crate; it and
+//! the placement oracle are built only for tests and with the feature `testkit`, so the
+//! plugin does not carry them.
 
 pub mod allocation;
 pub mod config;
@@ -20,5 +22,6 @@ pub mod placement;
 pub mod reload;
 pub mod saved_pieces;
 #[doc(hidden)]
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod topoinfo;

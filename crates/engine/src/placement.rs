@@ -19,6 +19,7 @@ mod one_rack;
 mod plan;
 mod rack_limit;
 #[doc(hidden)]
+#[cfg(any(test, feature = "testkit"))]
 pub mod reference;
 mod reject;
 mod request;
