@@ -121,7 +121,7 @@ pub struct WorkloadArgs {
     /// What a rack boundary costs a split job's run time: `off`, `low` (every job
     /// data-parallel), `default` (dense, TP8), `high` (mixture of experts, EP32) or
     /// `uniform:X` (every split job X times longer); constants as `,key=value` (e.g.
-    /// `high,phi_tight_moe=0.25`; docs/benchmarks.md, "The slowdown model") [default:
+    /// `high,phi_tight_moe=0.25`; docs/notebook/benchmarks.md, "The slowdown model") [default:
     /// simulate default, replay off]
     #[arg(long, value_name = "VARIANT[,KEY=V]")]
     pub slowdown: Option<String>,
