@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the simulation matrix behind docs/benchmarks.md and prints one summary table per
+# Runs the simulation matrix behind docs/notebook/benchmarks.md and prints one summary table per
 # configuration (mean over seeds, min-max range in brackets).
 #
 #   bash scripts/benchmarks.sh                 # everything, about 10 minutes on 2 cores
@@ -9,13 +9,13 @@
 #   BACKFILL=conservative ONLY=phi bash scripts/benchmarks.sh   # Slurm's backfill (slow at 278 racks)
 #   SLOWDOWN=default bash scripts/benchmarks.sh   # split jobs pay the slowdown model
 #
-# SLOWDOWN is off by default: the tables of docs/benchmarks.md before the slowdown model were
-# made without it (split jobs at full speed). scripts/usable-sweep.sh runs the priced matrix.
+# SLOWDOWN is off by default: the tables of docs/notebook/benchmarks.md before the slowdown model
+# were made without it (split jobs at full speed). scripts/usable-sweep.sh runs the priced matrix.
 #
-# The tables of docs/benchmarks.md were made with the simulator's EASY backfill (`simulate`'s
-# default too), which keeps this matrix at 10 minutes; Slurm's own (`--backfill conservative`,
-# replay's default; docs/benchmarks.md, "The model") is 20-100 times slower on the 278-rack,
-# overloaded configurations.
+# The tables of docs/notebook/benchmarks.md were made with the simulator's EASY backfill
+# (`simulate`'s default too), which keeps this matrix at 10 minutes; Slurm's own (`--backfill
+# conservative`, replay's default; docs/notebook/benchmarks.md, "The model") is 20-100 times
+# slower on the 278-rack, overloaded configurations.
 #
 # JSON reports are kept in $OUT (default target/bench-results) for later `nvl72 summarize`.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Keeps what `nvl72 calibrate` reads of `nvl72 replay --json` reports, for the calibration
-set in tests/fixtures/calibration/ (docs/benchmarks.md, "The calibration set"): the stream,
+set in tests/fixtures/calibration/ (docs/notebook/benchmarks.md, "The calibration set"): the stream,
 the simulator settings and the real runs' occupancy, usable occupancy and goodput; the time series and
 the other figures are dropped (a report is 10-50 times larger).
 

@@ -19,7 +19,7 @@
 #        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
 #        an installation of 25.11, ...) and LAB_ROOTFS: the same as given to lab-up.sh
 #        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
-#                      which writes its leak report on exit; see docs/valgrind.md)
+#                      which writes its leak report on exit; see docs/notebook/valgrind.md)
 # The rootfs and $LAB/var (state, logs, job output) are kept; remove them with rm -rf.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"

@@ -55,8 +55,8 @@
 #                             SuspendProgram are a no-op (/bin/true), ResumeTimeout is 10 h, so a job
 #                             placed on them stays CONFIGURING (nodes alloc#) and never runs or
 #                             ends.  slurmctld schedules thousands of trays with no slurmd memory
-#                             (scripts/sched-cost.sh, docs/real-slurm-cost.md).  The wait step
-#                             waits for idle~ gb nodes; cpu nodes still get a slurmd.
+#                             (scripts/sched-cost.sh, docs/notebook/real-slurm-cost.md).  The wait
+#                             step waits for idle~ gb nodes; cpu nodes still get a slurmd.
 #   CPU_NODES [2]             extra nodes cpu01.. (no GRES, in no rack), partition "cpu"
 #   ROOTFS_FROM []            another lab folder: a new LAB copies its finished rootfs when it
 #                             holds the same Slurm (seconds instead of a debootstrap); ignored
@@ -95,7 +95,7 @@
 #   CTLD_WRAP []              command prefix for slurmctld, split at whitespace (no quoting), e.g.
 #                             "valgrind --tool=memcheck --trace-children=yes --log-file=/x/vg.%p";
 #                             its program must exist in the chroot (CHROOT_PACKAGES). A change
-#                             restarts the daemons.  See docs/valgrind.md
+#                             restarts the daemons.  See docs/notebook/valgrind.md
 #   CTLD_WAIT [30]            seconds to wait for slurmctld to answer after starting it
 #   BACKUP_CTLD [0]           1 = two controllers over one StateSaveLocation, as a site runs
 #                             them for failover: SlurmctldHost=ctl1(127.0.0.1) and

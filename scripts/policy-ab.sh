@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The engine's knobs judged on goodput (issue 38 part 7 on usable GPUs, issue 50 on goodput;
-# docs/benchmarks.md "Results: the engine's settings on usable GPUs" and "Results: wait or
+# docs/notebook/benchmarks.md "Results: the engine's settings on usable GPUs" and "Results: wait or
 # split"): nvl72 as shipped against each `[policy]` variant (start-now, balanced, spill,
 # end-time tie-break and align) and against `[policy] switches = { count = 1, wait_minutes = W }`
 # for each W in WAITS, on the documented workloads (scripts/workloads.sh, as docs/results.md

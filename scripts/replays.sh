@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The simulator's calibration set (docs/benchmarks.md, "Real Slurm"): each workload is
+# The simulator's calibration set (docs/notebook/benchmarks.md, "Real Slurm"): each workload is
 # compressed in time and submitted to three real slurmctlds 24.11.5 at once (topology/nvl72,
 # topology/block, no topology plugin), next to the simulator's prediction for the same stream;
 # then `nvl72 calibrate` prints every prediction's error and the summary per plugin.

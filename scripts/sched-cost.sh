@@ -2,7 +2,7 @@
 # sched-cost.sh — slurmctld's scheduling cost with topology/nvl72 vs topology/block, measured in
 # two real Slurm labs (scripts/lab-up.sh) with the same nodes and the same queue, run after run,
 # and printed side by side as ratios nvl72/block with their run-to-run spread.
-# Method and results: docs/real-slurm-cost.md.
+# Method and results: docs/notebook/real-slurm-cost.md.
 #
 # Usage:  [ENV=...] scripts/sched-cost.sh            (root; build the plugin first:
 #                                                      cargo build --release -p topology_nvl72)
@@ -42,7 +42,7 @@
 #   JOBS [400]           queue size per run
 #   REPEATS [5]          runs per plugin
 #   CLOUD [0]            1 = lab-up CLOUD=1: trays are power-saving cloud nodes without slurmd;
-#                        jobs are placed and stay CONFIGURING (see docs/real-slurm-cost.md)
+#                        jobs are placed and stay CONFIGURING (see docs/notebook/real-slurm-cost.md)
 #   WINDOW [120]         seconds measured, from the first submit (must exceed the submit time)
 #   SEED [1]             queue seed (the same queue for both plugins and every repeat)
 #   SLEEP_MIN [20], SLEEP_MAX [90]  job run time (sleep) range in seconds

@@ -14,7 +14,7 @@
 # logs): every job the driver submitted has a final state (0 lost), no job of <= 18 trays and
 # no --segment piece split across racks, no error or panic from the plugin, no growth of
 # slurmctld's RSS or CPU per evaluation; prints the figures, writes soak.svg, and exits 1
-# when a promise fails. Method and last figures: docs/soak.md.
+# when a promise fails. Method and last figures: docs/notebook/soak.md.
 #
 # Usage (root):  scripts/soak.sh          # 2 hours
 #   DURATION_MIN=8 RECONF_S=60 RESTART_S=180 DRAIN_S=45 JOBS=200 scripts/soak.sh   # a check
@@ -223,7 +223,7 @@ drain_one() {
                 event resume-error "$oldest"
             else
                 # Refused and yet resumed, as 24.11 does for a tray not registered again after a
-                # restart (docs/soak.md): not a lost drain, but counted.
+                # restart (docs/notebook/soak.md): not a lost drain, but counted.
                 event resume-refused "$oldest (refused with an error, and resumed)"
             fi
         else

@@ -2,7 +2,7 @@
 # Does "+27% usable GPUs" hold? Usable occupancy of nvl72, block and naive on the documented
 # workloads, with and without failures, under the slowdown model's three variants (low: every
 # job data-parallel, default: dense TP8, high: mixture of experts EP32) and both time-limit
-# modes, then the uniform break-even x* per workload (docs/benchmarks.md, "Usable GPUs").
+# modes, then the uniform break-even x* per workload (docs/notebook/benchmarks.md, "Usable GPUs").
 #
 #   bash scripts/usable-sweep.sh                  # everything, about 10 minutes on 2 cores
 #   ONLY=ph4 bash scripts/usable-sweep.sh         # one workload: syn, seg, phi, ph4, llm

@@ -1,7 +1,7 @@
 #!/bin/bash
 # valgrind-storm.sh [N ...] — slurmctld under valgrind memcheck with topology/nvl72 loaded,
 # through a storm of N mixed sbatch submissions with a reconfigure in the middle; once per N
-# (default: 500 2000), then a comparison.  See docs/valgrind.md.
+# (default: 500 2000), then a comparison.  See docs/notebook/valgrind.md.
 #
 # For each N, on an isolated lab (never the shared default one):
 #   1. lab-up.sh with CLEAN=1 and slurmctld under memcheck (CTLD_WRAP; valgrind is installed in

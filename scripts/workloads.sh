@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The documented simulator workloads (docs/benchmarks.md), sourced by benchmarks.sh and
+# The documented simulator workloads (docs/notebook/benchmarks.md), sourced by benchmarks.sh and
 # same-decisions.sh. name: extra arguments of `nvl72 simulate`.
 # shellcheck disable=SC2034 # read by the scripts that source this file
 declare -A WORKLOAD=(

@@ -217,7 +217,7 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     {
         // `--contiguous` takes one run of consecutive nodes; Slurm's selection refuses any
         // other offer, and its retry loop only ever shrinks the map. Without this a job no
-        // run fits was offered every rack once per dropped node (docs/real-slurm-cost.md).
+        // run fits was offered every rack once per dropped node (docs/notebook/real-slurm-cost.md).
         return Err(restore::report(te, NotNow::NoRoom.remember()));
     }
     let now = end_times::now();

@@ -13,7 +13,7 @@
 //! With `--cloud` the trays are Slurm power-saving cloud nodes without a slurmd (lab-up.sh
 //! `CLOUD=1`), so a lab of thousands of trays fits in memory; the driver ends each job at
 //! its start (from the log) + its run time with Slurm's `slurm_complete_job()` and queues a
-//! scheduling pass after each batch of ends (`replay_cloud.rs`, docs/scale-replay.md).
+//! scheduling pass after each batch of ends (`replay_cloud.rs`, docs/notebook/scale-replay.md).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "24.11", value_parser = ["24.11", "26.05"])]
     series: String,
     /// The trays are Slurm cloud nodes without a slurmd (lab-up.sh CLOUD=1); the driver ends
-    /// each job at its start + run time with slurm_complete_job() (docs/scale-replay.md):
+    /// each job at its start + run time with slurm_complete_job() (docs/notebook/scale-replay.md):
     /// hundreds of racks in one real slurmctld, without slurmd traffic
     #[arg(long)]
     cloud: bool,
@@ -221,7 +221,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     if racks * 18 > 2000 && !a.cloud && !a.dry_run {
         eprintln!(
             "replay: warning: {} trays, one slurmd each (about 10 MB apiece at this size, \
-             docs/real-slurm-cost.md): consider --cloud",
+             docs/notebook/real-slurm-cost.md): consider --cloud",
             racks * 18
         );
     }

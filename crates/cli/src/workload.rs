@@ -121,8 +121,8 @@ pub struct WorkloadArgs {
     /// What a rack boundary costs a split job's run time: `off`, `low` (every job
     /// data-parallel), `default` (dense, TP8), `high` (mixture of experts, EP32) or
     /// `uniform:X` (every split job X times longer); constants as `,key=value` (e.g.
-    /// `high,phi_tight_moe=0.25`; docs/benchmarks.md, "The slowdown model") [default:
-    /// simulate default, replay off]
+    /// `high,phi_tight_moe=0.25`; the model and its constants: crates/sim/src/slowdown.rs)
+    /// [default: simulate default, replay off]
     #[arg(long, value_name = "VARIANT[,KEY=V]")]
     pub slowdown: Option<String>,
     /// Draw each job's class instead of the variant's: shares `dp=0.3,dense=0.5,moe=0.2`, or

@@ -1,8 +1,8 @@
 //! The segment-size capacity model and its check against the simulator.
 //!
-//! Model (`nvl72-scheduling-facts.md` §3): each of a rack's `N = 18` trays is unavailable
-//! independently with probability `lambda`, so `A ~ Binomial(N, 1 - lambda)` trays are
-//! available, and jobs made of `--segment=k` pieces can use `k * floor(A / k)` of them:
+//! Model (`docs/reference/nvl72-scheduling-facts.md` §3): each of a rack's `N = 18` trays is
+//! unavailable independently with probability `lambda`, so `A ~ Binomial(N, 1 - lambda)` trays
+//! are available, and jobs made of `--segment=k` pieces can use `k * floor(A / k)` of them:
 //!
 //! ```text
 //! E[usable fraction](k, lambda) = sum_a C(N, a) (1-lambda)^a lambda^(N-a) k floor(a/k) / N
@@ -127,7 +127,7 @@ pub fn compare(kind: PolicyKind, k: usize, lambda: f64, racks: usize, seeds: u64
 mod tests {
     use super::*;
 
-    /// The full table of `nvl72-scheduling-facts.md` §3 (rows lambda, columns k).
+    /// The full table of `docs/reference/nvl72-scheduling-facts.md` §3 (rows lambda, columns k).
     const KS: [usize; 9] = [1, 2, 4, 6, 8, 9, 12, 16, 18];
     const TABLE: [(f64, [f64; 9]); 7] = [
         (

@@ -3,7 +3,7 @@
 //! 24.11 topology/block (`block`), and topology-naive Slurm (`naive`: its consecutive best fit) — with the same
 //! failure timeline for each, and measures occupancy, stranded GPUs, locality, queue waits
 //! and decision latency. The `nvl72` binary (`crates/cli`) is its command line; the
-//! method and results are in `docs/benchmarks.md`.
+//! method and results are in `docs/notebook/benchmarks.md`.
 //!
 //! | Module | One concept |
 //! |---|---|

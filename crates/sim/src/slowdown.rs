@@ -2,7 +2,7 @@
 //!
 //! A job inside one rack runs at NVLink speed (`s = 1`). A job cut by rack boundaries runs
 //! `s` times longer, so it holds its trays `s` times longer for the same work. The model is
-//! `../shared/reference/split-slowdown.md` §4 (bandwidth arithmetic fitted to public
+//! `docs/reference/split-slowdown.md` §4 (bandwidth arithmetic fitted to public
 //! measurements); its §4.4 table is this module's test oracle:
 //!
 //! ```text

@@ -1,7 +1,7 @@
 //! `nvl72 replay --cloud`: the driver ends the jobs itself. The lab's trays are Slurm
 //! power-saving cloud nodes without a slurmd (`lab-up.sh` `CLOUD=1`), so a job placed on
-//! them stays CONFIGURING and never ends by itself (docs/scale-replay.md). This thread reads
-//! slurmctld.log as it grows, learns each job's start (`sched: Allocate` or backfill's
+//! them stays CONFIGURING and never ends by itself (docs/notebook/scale-replay.md). This thread
+//! reads slurmctld.log as it grows, learns each job's start (`sched: Allocate` or backfill's
 //! `Started`, with the log's millisecond stamps), and at start + run time ends it through
 //! `scripts/replay-end-jobs.py`, a python3 helper inside the chroot that calls Slurm's public
 //! `slurm_complete_job()` (REQUEST_COMPLETE_JOB_ALLOCATION) and then a no-op

@@ -5,7 +5,7 @@
 //! and the simulator's prediction for the same stream sit side by side, and [`report`] is
 //! the document that holds both. The command and the driver that runs the labs are
 //! `replay.rs` and `replay/lab.rs` in the `nvl72` binary (`crates/cli`); the method is in
-//! docs/benchmarks.md ("Real Slurm").
+//! docs/notebook/benchmarks.md ("Real Slurm").
 #![forbid(unsafe_code)]
 
 pub mod observe;
