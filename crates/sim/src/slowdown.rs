@@ -6,8 +6,8 @@
 //! measurements); its §4.4 table is this module's test oracle:
 //!
 //! ```text
-//! s = min(S_MAX, 1 + max(α, φ_out·(r_ring(k_min) − 1)) + [cut]·φ_tight·(r_tight − 1)
-//!                  + ρ·(R − ⌈n/M⌉))
+//! s = min(S_MAX, 1 + m·( max(α, φ_out·(r_ring(k_min) − 1)) + [cut]·φ_tight·(r_tight − 1)
+//!                        + ρ·(R − F) ))
 //! r_ring(k) = max(ring_floor, B_ring / (4·k·B_nic))      the smallest piece's NICs
 //! r_tight   = r_ring(k_s)                                 dp and dense: a cut TP ring
 //!           = max(1, (1 − k_s/g)·B_a2a/B_ib)             moe: all-to-all over one NIC
@@ -17,7 +17,10 @@
 //! table follows the racks). `g`, the tightly coupled group in trays, is the job's
 //! `--segment` when it has one, else its class's ([`CommClass::group`]), capped at n. The
 //! job is *cut* when a boundary between pieces falls inside a group; `k_s` is the smaller
-//! side of the worst-cut group. Pure arithmetic, no simulator types: the simulator, the
+//! side of the worst-cut group. `R` is the racks the job got and `F` the fewest it could
+//! take ([`fewest_racks`]: `⌈n/M⌉` for racks of `M` trays, whole segments per rack when it
+//! has them); `m` is the `multiplier` a sweep scales the whole cost by (1 by default). Pure
+//! arithmetic, no simulator types: the simulator, the
 //! replay's stretched jobs and the timeline of a real run all price a placement here.
 
 use std::fmt;
