@@ -22,14 +22,12 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nvl72_sim::replay::observe::{parse_log, What};
 use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::stretch::{factor_of_nodes, sleep_ms};
 use nvl72_sim::slowdown::{CommClass, Limits, Slowdown};
-
-use super::lab::unix_ms;
 
 /// The helper, installed into each lab's chroot at [`HELPER_PATH`].
 pub(super) const HELPER: &str = include_str!("../../../../scripts/replay-end-jobs.py");
@@ -38,6 +36,13 @@ pub(super) const HELPER_PATH: &str = "/usr/local/lib/nvl72-replay-end-jobs.py";
 
 /// How often the log is read when no end is due sooner.
 const POLL: Duration = Duration::from_millis(50);
+
+/// Milliseconds since the Unix epoch: the clock the driver and slurmctld's log share.
+pub(super) fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
 
 /// A submitted job's run, as the driver times it.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use crate::checkpoint::Checkpoints;
 use crate::hostlist;
 use crate::slowdown::{CommClass, Factor, Slowdown};
 
-use super::timeline::tray_of;
+use super::lab_nodes::tray_of;
 
 /// Trays per rack in rack order, from tray indexes (any order).
 pub fn pieces(trays: &[usize], rack_size: usize) -> Vec<usize> {
