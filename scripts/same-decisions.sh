@@ -33,11 +33,14 @@ without_new() {
         | walk(if type == "object" then with_entries(select(.key as $k | $new | index($k) | not)) else . end)' "$1"
 }
 for w in "${!WORKLOAD[@]}"; do
+    # Load 1.2 unless the workload sets its own (the LLM-era sample's 0.9).
+    load="--load 1.2"
+    [[ " ${WORKLOAD[$w]} " == *" --load "* ]] && load=""
     for lam in 0 0.05; do
         for bin in before after; do
             b=$BEFORE extra=""; [ $bin = after ] && b=$AFTER extra=${AFTER_ARGS:-}
-            # shellcheck disable=SC2086 # WORKLOAD and extra hold several arguments
-            "$b" simulate ${WORKLOAD[$w]} --load 1.2 --lambda "$lam" --seed 1 \
+            # shellcheck disable=SC2086 # WORKLOAD, load and extra hold several arguments
+            "$b" simulate ${WORKLOAD[$w]} $load --lambda "$lam" --seed 1 \
                 --policies "$POLICIES" --no-timing --quiet --json "$OUT/$w-$lam-$bin.json" $extra >/dev/null
         done
         if cmp -s <(without_new "$OUT/$w-$lam-before.json") <(without_new "$OUT/$w-$lam-after.json"); then

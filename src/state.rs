@@ -10,7 +10,7 @@ use parking_lot::{Mutex, RwLock};
 use super::slurm::{self, Bitmap};
 use nvl72_engine::config::lines::TopologyLines;
 use nvl72_engine::config::{Config, ConfigError};
-use nvl72_engine::model::{Topology, UnknownNode};
+use nvl72_engine::topology::{Topology, UnknownNode};
 
 /// The topology plus the Slurm bitmaps `get_bitmap` hands out by name.
 pub struct Loaded {
@@ -79,7 +79,7 @@ pub fn node_index_by_name() -> HashMap<String, usize> {
 }
 
 /// slurmctld refuses a file whose racks name nodes slurm.conf does not define
-/// (`model::refuse_unknown`), at the line of the first such rack.
+/// (`topology::refuse_unknown`), at the line of the first such rack.
 pub fn refuse_unknown_nodes(config: &Config) -> Result<(), ConfigError> {
     let by_name = node_index_by_name();
     let unknown: Vec<UnknownNode> = config
@@ -96,7 +96,7 @@ pub fn refuse_unknown_nodes(config: &Config) -> Result<(), ConfigError> {
         return Ok(());
     }
     let lines = TopologyLines::read(&config.source);
-    nvl72_engine::model::refuse_unknown(config, &unknown, &lines)
+    nvl72_engine::topology::refuse_unknown(config, &unknown, &lines)
 }
 
 /// slurmctld refuses a file that takes a tray running jobs hold out of the rack it is in

@@ -9,8 +9,9 @@ use parking_lot::Mutex;
 use super::slurm::{self, Bitmap, BitmapRef};
 use super::state::Loaded;
 use super::topo_eval::TopoEval;
-use nvl72_engine::model::{ClusterView, Tray};
 use nvl72_engine::offered_view::OfferedView;
+use nvl72_engine::tray::Tray;
+use nvl72_engine::view::ClusterView;
 
 /// Numbers the runs of callbacks whose node maps only shrank; a map that is not a subset of
 /// the last one starts a new run (never seen from Slurm's loops, which only drop nodes).

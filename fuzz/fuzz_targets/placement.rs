@@ -10,7 +10,9 @@ use libfuzzer_sys::fuzz_target;
 use nvl72_engine::config::{
     Config, EndTime, MultiRack, Policy, RackConfig, SegmentPlacement, Switches,
 };
-use nvl72_engine::model::{ClusterView, Topology, Tray};
+use nvl72_engine::topology::Topology;
+use nvl72_engine::tray::Tray;
+use nvl72_engine::view::ClusterView;
 use nvl72_engine::placement::reference::check_plan;
 use nvl72_engine::placement::{Demand, JobRequest, RackLimit};
 use nvl72_engine::testkit;

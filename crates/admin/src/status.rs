@@ -17,8 +17,10 @@ use serde::Serialize;
 use nvl72_engine::config::Config;
 use nvl72_engine::demand::Demand;
 use nvl72_engine::idle::Cause;
-use nvl72_engine::model::{ClusterView, Topology, Tray};
 use nvl72_engine::placement::{self, JobRequest};
+use nvl72_engine::topology::Topology;
+use nvl72_engine::tray::Tray;
+use nvl72_engine::view::ClusterView;
 
 pub mod gather;
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! (`jobinfo`, 25.11+) and the per-node ranks that order its task layout (`get_rank`, 26.05+).
 #![forbid(unsafe_code)]
 
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// The allocation `nodes` (node indices) cut into NVLink-domain pieces, each in node order:
 /// with `segment` each `--segment` piece (consecutive trays of one rack, in rack order), else

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use crate::model::Capacity;
+use crate::tray::Capacity;
 
 /// The totals a job asks for. The plugin derives them from the job record ([`JobShape`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Stranded capacity: free trays that a full-rack job can no longer use.
 #![forbid(unsafe_code)]
 
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// Fragmentation score used by Slurm's backfill (`bf_topopt_enable`): the number of available
 /// trays that sit in racks which are not completely available. Lower is better; 0 means every

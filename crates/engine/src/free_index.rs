@@ -5,14 +5,16 @@
 
 use std::ops::Range;
 
-use crate::model::{RackTally, Topology};
+use crate::topology::Topology;
+
+use crate::tray::RackTally;
 
 /// The racks ordered by (offered trays, with `prefer_degraded` whole racks after the others,
 /// configuration order): the order of [`crate::placement`]'s best fit and tie-break, so the
 /// racks with at least `k` offered trays, best fit first, are one range of it.
 ///
 /// Built from the view's tallies in one counting sort ([`FreeIndex::build`]); stale once a
-/// tally changes (see [`crate::model::ClusterView::recount_rack`]).
+/// tally changes (see [`crate::view::ClusterView::recount_rack`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FreeIndex {
     /// `start[s]..start[s + 1]` are the positions in `racks` of slot `s` = 2 × offered
@@ -137,7 +139,8 @@ pub fn sort_into_slots(
 mod tests {
     use super::*;
     use crate::config::Policy;
-    use crate::model::{ClusterView, Tray};
+    use crate::tray::Tray;
+    use crate::view::ClusterView;
 
     fn indexed(free: &[usize], prefer_degraded: bool) -> FreeIndex {
         let policy = Policy {

@@ -15,7 +15,6 @@ pub mod free_index;
 pub mod held_trays;
 pub mod hostlist;
 pub mod idle;
-pub mod model;
 pub mod node_order;
 pub mod offered_view;
 pub mod placement;
@@ -25,3 +24,6 @@ pub mod saved_pieces;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod topoinfo;
+pub mod topology;
+pub mod tray;
+pub mod view;

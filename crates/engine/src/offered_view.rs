@@ -3,7 +3,11 @@
 //! trays offered and the racks, not a fresh table of every tray (issue 33).
 #![forbid(unsafe_code)]
 
-use crate::model::{ClusterView, RackTally, Topology, Tray};
+use crate::topology::Topology;
+
+use crate::tray::{RackTally, Tray};
+
+use crate::view::ClusterView;
 
 /// A [`ClusterView`] being built from the offered trays, and what the next build must undo.
 #[derive(Debug, Clone, Default)]
@@ -139,7 +143,7 @@ impl OfferedView {
 mod tests {
     use super::*;
     use crate::config::Policy;
-    use crate::model::Capacity;
+    use crate::tray::Capacity;
 
     fn offered(trays: &[(usize, u64)], topo: &Topology, ov: &mut OfferedView) -> ClusterView {
         ov.reset(topo, 54);

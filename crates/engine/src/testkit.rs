@@ -7,7 +7,7 @@
 //! // rack1: 12 free trays, 2 running job A, 2 drained, 2 more free; rack2: 4 free trays.
 //! let kit = racks(&["rack1 ............AA--..", "rack2 ...."]);
 //! assert_eq!(kit.tray("rack2", 3), 21);
-//! assert_eq!(kit.topo.offered_in(0, &kit.view), 14);
+//! assert_eq!(kit.view.offered_in(&kit.topo, 0), 14);
 //! ```
 //!
 //! Each row is a rack name, then one character per tray (spaces inside the map are ignored,
@@ -37,7 +37,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::config::{Config, Policy, RackConfig};
-use crate::model::{Capacity, ClusterView, Topology, Tray};
+use crate::topology::Topology;
+use crate::tray::{Capacity, Tray};
+use crate::view::ClusterView;
 
 /// A topology and a view of it, built from rack maps.
 #[derive(Debug, Clone)]

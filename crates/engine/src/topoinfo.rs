@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::hostlist;
-use crate::model::{ClusterView, Topology};
+use crate::topology::Topology;
+use crate::view::ClusterView;
 
 /// Bumped when the fields change, so an old client reports a clear error instead of garbage.
 pub const WIRE_VERSION: u32 = 1;

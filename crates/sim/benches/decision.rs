@@ -11,8 +11,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use nvl72_engine::model::Tray;
 use nvl72_engine::offered_view::OfferedView;
+use nvl72_engine::tray::Tray;
 use nvl72_sim::bench::{build_view, decide, scenarios, Style};
 
 const RACKS: [usize; 3] = [278, 2800, 5000];

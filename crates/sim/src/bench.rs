@@ -16,9 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use super::latency::{summarize, LatencySummary};
 use crate::config::{EndTime, Policy};
-use crate::model::{ClusterView, Topology, Tray};
 use crate::offered_view::OfferedView;
 use crate::placement::{plan, JobRequest, Placement};
+use crate::topology::Topology;
+use crate::tray::Tray;
+use crate::view::ClusterView;
 
 /// The requests every scenario is timed with: `(trays, segment)`; see also [`GPU_SIZED`].
 pub const REQUESTS: [(usize, Option<usize>); 15] = [
@@ -325,7 +327,7 @@ pub fn build_view(
 pub fn fresh_view(topo: &Topology, trays: usize, offered: &[(usize, Tray)]) -> ClusterView {
     let mut view = ClusterView {
         trays: vec![Tray::default(); trays],
-        tallies: vec![crate::model::RackTally::default(); topo.racks.len()],
+        tallies: vec![crate::tray::RackTally::default(); topo.racks.len()],
         ..ClusterView::default()
     };
     for &(n, tray) in offered {

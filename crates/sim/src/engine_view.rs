@@ -3,7 +3,9 @@
 //! written and only their racks recounted (the engine then reads each rack's count, not its
 //! trays).
 
-use crate::model::{ClusterView, Topology};
+use crate::topology::Topology;
+
+use crate::view::ClusterView;
 
 /// Trays compared at once: equal chunks (most of them) cost one slice comparison.
 const CHUNK: usize = 64;

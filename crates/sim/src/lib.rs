@@ -36,7 +36,7 @@
 // The engine's modules under the names the simulator has always used for them.
 #[cfg(test)]
 use nvl72_engine::testkit;
-use nvl72_engine::{config, hostlist, idle, model, offered_view, placement};
+use nvl72_engine::{config, hostlist, idle, offered_view, placement, topology, tray, view};
 
 pub mod analytic;
 pub mod bench;

@@ -26,8 +26,8 @@ use super::job::{Job, Millis, MINUTE};
 use super::latency::Latency;
 use super::naive;
 use crate::config::{EndTime, MultiRack, Policy, Switches};
-use crate::model::Topology;
 use crate::placement::{self, JobRequest, RackLimit, Reject};
+use crate::topology::Topology;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

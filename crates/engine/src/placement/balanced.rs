@@ -15,7 +15,7 @@ use super::fewest_racks::{tightest_racks, Buckets};
 use super::multi_rack::{plan_fewest_racks, rooms_by_group};
 use super::room::{Ctx, Room};
 use super::{Piece, Reject, WaitReason};
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// The balanced pieces of a job of `n` trays over the fewest racks, or wait. With `-w` nodes
 /// the racks holding them are filled first, as under `fewest-racks`: the job gets the nodes

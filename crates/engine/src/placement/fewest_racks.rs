@@ -10,7 +10,7 @@
 
 use super::room::{Ctx, Room};
 use super::Piece;
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// Stop the search after this many steps and keep the best set found so far (only reachable
 /// with unusually large racks; 18-tray racks need at most a few thousand).

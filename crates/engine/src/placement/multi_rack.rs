@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 
 use super::room::{Ctx, Room};
 use super::{fewest_racks, Piece, Reject, WaitReason};
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// A job larger than a rack, without `--segment`, under `multi_rack = "fewest-racks"`: the
 /// tightest set of `ceil(n / largest rack)` racks (inside one rack group when possible), or

@@ -7,7 +7,7 @@ use super::{JobRequest, Piece, Reject, WaitReason};
 use crate::config::EndTime;
 use std::ops::Range;
 
-use crate::model::{Holding, RackTally, Tray};
+use crate::tray::{Holding, RackTally, Tray};
 
 impl Ctx<'_> {
     /// The fewest offered trays of `h`'s rack that could meet the request: its node
@@ -22,7 +22,7 @@ impl Ctx<'_> {
             return Some(base);
         }
         // What the rack's trays hold: the view's count, or one look at its trays.
-        let held = self.topo.tally(h.rack, self.view);
+        let held = self.view.tally(self.topo, h.rack);
         let (held_gpus, held_cpus) = (held.gpus, held.cpus);
         let gpus = self.fewest(h.rack, req.demand.gpus, held_gpus, |t| t.gpus, scratch)?;
         // Every offered tray has a CPU, so `base` trays cover up to `base` CPUs.
@@ -56,7 +56,7 @@ impl Ctx<'_> {
             return usize::try_from(total.div_ceil(u64::from(held.most))).ok();
         }
         scratch.clear();
-        self.topo.for_each_tray(d, self.view, |t| {
+        self.view.for_each_tray(self.topo, d, |t| {
             if t.offered {
                 scratch.push(amount(&t));
             }
@@ -262,7 +262,7 @@ fn by_best_fit(ctx: &Ctx, req: &JobRequest, scratch: &mut Vec<u16>) -> Result<Ve
     let mut fits: Vec<(u32, u32, u32)> = Vec::with_capacity(topo.racks.len());
     if base <= req.max_nodes {
         for rack in 0..topo.racks.len() {
-            let free = topo.offered_in(rack, view);
+            let free = view.offered_in(topo, rack);
             if free < base {
                 continue;
             }

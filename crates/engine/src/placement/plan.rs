@@ -13,7 +13,8 @@ use super::segments::{
 use super::validate::{required_rack_list, validate};
 use super::{JobRequest, RackLimit, Reject, WaitReason};
 use crate::config::{MultiRack, SegmentPlacement};
-use crate::model::{ClusterView, Topology};
+use crate::topology::Topology;
+use crate::view::ClusterView;
 
 /// The trays a job gets in one rack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +111,7 @@ impl Plan<'_> {
             Alternatives::OneRack(fits) => Ok(fits[i]),
             Alternatives::Indexed(fits) => {
                 let rack = view.free_index.rack(fits.at.start + i);
-                let trays = fits.trays.unwrap_or_else(|| topo.offered_in(rack, view));
+                let trays = fits.trays.unwrap_or_else(|| view.offered_in(topo, rack));
                 Ok(Piece { rack, trays })
             }
             Alternatives::Pieces(sets) => Err(&sets[i]),
@@ -123,7 +124,7 @@ impl Plan<'_> {
     /// count is the same.
     pub fn one_rack(&self, i: usize) -> Option<(Piece, usize)> {
         let piece = self.piece(i).ok()?;
-        Some((piece, self.ctx.topo.offered_in(piece.rack, self.ctx.view)))
+        Some((piece, self.ctx.view.offered_in(self.ctx.topo, piece.rack)))
     }
 
     /// Every node set, built.
@@ -330,7 +331,7 @@ fn several_racks(ctx: &Ctx, req: &JobRequest, pieces: Vec<Piece>, shaped: bool) 
         .iter()
         .map(|p| Piece {
             rack: p.rack,
-            trays: ctx.topo.offered_in(p.rack, ctx.view),
+            trays: ctx.view.offered_in(ctx.topo, p.rack),
         })
         .collect();
     let sized_by_demand = req.trays_needed(ctx.topo) > req.min_nodes;

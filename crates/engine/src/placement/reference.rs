@@ -10,7 +10,8 @@
 
 use super::{JobRequest, Piece, Placement};
 use crate::config::MultiRack;
-use crate::model::{ClusterView, Topology};
+use crate::topology::Topology;
+use crate::view::ClusterView;
 
 mod limit;
 
@@ -241,7 +242,7 @@ pub fn fewest_racks_now(free: &[usize], n: usize) -> Option<usize> {
 /// `topo.full_tray`: what [`super::validate`] calls "some state of the cluster".
 pub fn all_free_like(topo: &Topology, view: &ClusterView) -> ClusterView {
     ClusterView {
-        trays: vec![crate::model::Tray::free(topo.full_tray); view.trays.len()],
+        trays: vec![crate::tray::Tray::free(topo.full_tray); view.trays.len()],
         ..ClusterView::default()
     }
 }
@@ -371,7 +372,7 @@ fn check_one_rack(
         );
     }
     if req.required.is_empty() {
-        let sum = |f: fn(&crate::model::Tray) -> u16| -> u64 {
+        let sum = |f: fn(&crate::tray::Tray) -> u16| -> u64 {
             p.nodes.iter().map(|&x| u64::from(f(&view.tray(x)))).sum()
         };
         let gpus = sum(|t| t.gpus);

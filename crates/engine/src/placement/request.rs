@@ -3,7 +3,7 @@
 
 use crate::config::{SegmentPlacement, Switches};
 use crate::demand::Demand;
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// The topology-relevant part of a job request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub struct JobRequest {
     /// What the job needs besides a node count (GPUs, CPUs, task layout).
     pub demand: Demand,
     /// When the job is expected to end (start now plus its time limit), on the clock of
-    /// [`ClusterView::busy_until`](crate::model::ClusterView::busy_until); None when unknown (no `end_time` rule then).
+    /// [`ClusterView::busy_until`](crate::view::ClusterView::busy_until); None when unknown (no `end_time` rule then).
     pub ends_at: Option<u32>,
     /// The job's own segment rule (`--spread-segments`, `--consolidate-segments` on Slurm
     /// 25.11+), which overrides `[policy] segment_placement`.

@@ -5,7 +5,9 @@
 use std::cmp::Reverse;
 
 use super::{Piece, Placement};
-use crate::model::{ClusterView, Topology, Tray};
+use crate::topology::Topology;
+use crate::tray::Tray;
+use crate::view::ClusterView;
 
 /// The offered trays of one rack, counted without materialising them: only the racks a plan
 /// actually uses get a node list (see [`Ctx::take`]), which keeps a decision on 278 racks cheap.
@@ -73,11 +75,11 @@ impl Ctx<'_> {
 
     /// The rooms of [`Ctx::rooms`] without weights, one at a time: a rule that looks at
     /// each rack once (one-rack jobs) builds no list of every rack. With a view that counted
-    /// its racks ([`crate::model::ClusterView::count_racks`]) no tray is read.
+    /// its racks ([`crate::view::ClusterView::count_racks`]) no tray is read.
     pub fn each_room(&self) -> impl Iterator<Item = Room> + '_ {
         let required = self.required_per_rack();
         (0..self.topo.racks.len()).map(move |r| {
-            let free = self.topo.offered_in(r, self.view);
+            let free = self.view.offered_in(self.topo, r);
             Room {
                 rack: r,
                 free,
@@ -90,7 +92,7 @@ impl Ctx<'_> {
 
     /// Rack `r`'s room without `-w` nodes or weights (what the free index stands for).
     pub fn room(&self, r: usize) -> Room {
-        let free = self.topo.offered_in(r, self.view);
+        let free = self.view.offered_in(self.topo, r);
         Room {
             rack: r,
             free,
@@ -128,7 +130,7 @@ impl Ctx<'_> {
             Room {
                 rack: r,
                 free,
-                whole: self.topo.offered_in(r, self.view) == nodes.len(),
+                whole: self.view.offered_in(self.topo, r) == nodes.len(),
                 required: 0,
                 weight,
             }

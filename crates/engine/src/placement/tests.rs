@@ -2,8 +2,9 @@ use super::room::{Ctx, Room};
 use super::segments::best_fit_segments;
 use super::*;
 use crate::config::{EndTime, MultiRack, Policy, SegmentPlacement};
-use crate::model::{ClusterView, Topology};
 use crate::testkit::{self, racks};
+use crate::topology::Topology;
+use crate::view::ClusterView;
 use proptest::prelude::*;
 
 /// `racks` racks of 18 free trays.
@@ -349,7 +350,7 @@ fn arb_view(racks: usize) -> impl Strategy<Value = ClusterView> {
     proptest::collection::vec(0u8..4, racks * 18).prop_map(|states| ClusterView {
         trays: states
             .into_iter()
-            .map(|s| crate::model::Tray {
+            .map(|s| crate::tray::Tray {
                 gpus: 4,
                 cpus: 144,
                 ..testkit::tray(b".+Ax"[usize::from(s)].into())
@@ -814,12 +815,12 @@ fn arb_small_case() -> impl Strategy<Value = (Topology, ClusterView, JobRequest)
                 }
                 let nodes = next + 1; // one node outside every rack
                 let mut topo = testkit::resolve(&config, nodes);
-                topo.full_tray = crate::model::Capacity { gpus: 4, cpus: 8 };
+                topo.full_tray = crate::tray::Capacity { gpus: 4, cpus: 8 };
                 // Free (a whole tray), shared, allocated, down.
                 let mut view = ClusterView {
                     trays: trays[..nodes]
                         .iter()
-                        .map(|&(state, gpus, cpus, _)| crate::model::Tray {
+                        .map(|&(state, gpus, cpus, _)| crate::tray::Tray {
                             gpus: if state == 0 { 4 } else { gpus },
                             cpus: if state == 0 { 8 } else { cpus },
                             ..testkit::tray(b".+Ax"[usize::from(state)].into())
@@ -880,7 +881,7 @@ fn arb_uneven_view(racks: usize) -> impl Strategy<Value = ClusterView> {
             .enumerate()
             .map(|(i, (s, gpus, cpus))| {
                 let s = if whole[i / 18] == 0 { 0 } else { s };
-                crate::model::Tray {
+                crate::tray::Tray {
                     gpus: if s == 1 { gpus } else { 4 },
                     cpus: if s == 1 { cpus } else { 144 },
                     ..testkit::tray(b".+Ax"[usize::from(s)].into())

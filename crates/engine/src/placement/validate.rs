@@ -4,7 +4,7 @@
 use super::reject::NeverReason::{self, *};
 use super::{JobRequest, Reject};
 use crate::config::SegmentPlacement;
-use crate::model::Topology;
+use crate::topology::Topology;
 
 /// `Ok` when some state of the cluster could hold `req`.
 pub fn validate(topo: &Topology, req: &JobRequest) -> Result<(), Reject> {

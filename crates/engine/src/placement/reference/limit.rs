@@ -7,8 +7,9 @@ use super::{
     placement_exists_by_rules, required_racks,
 };
 use crate::config::MultiRack;
-use crate::model::{ClusterView, Topology};
 use crate::placement::{JobRequest, Placement, RackLimit};
+use crate::topology::Topology;
+use crate::view::ClusterView;
 
 /// Does a placement exist now that follows the rules and `limit`?
 ///

@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use crate::config::{Config, Policy};
-use crate::free_index::FreeIndex;
+use crate::tray::Capacity;
 
 /// One NVLink domain: the trays of one NVL72 rack.
 #[derive(Debug, Clone, PartialEq)]
@@ -259,64 +259,9 @@ impl Topology {
         self.largest_racks(self.racks.len())
     }
 
-    /// How many trays of rack `d` are offered in `view`.
-    #[inline]
-    pub fn offered_in(&self, d: usize, view: &ClusterView) -> usize {
-        if let Some(t) = view.tallies.get(d) {
-            return t.offered;
-        }
-        match self.rack_trays(d, view) {
-            Some(trays) => trays.iter().filter(|t| t.offered).count(),
-            None => self.racks[d]
-                .nodes
-                .iter()
-                .filter(|&&n| view.tray(n).offered)
-                .count(),
-        }
-    }
-
-    /// Rack `d`'s offered trays and what they hold: the view's count when it has one
-    /// ([`ClusterView::count_racks`]), else one look at the rack's trays.
-    #[inline]
-    pub fn tally(&self, d: usize, view: &ClusterView) -> RackTally {
-        match view.tallies.get(d) {
-            Some(&t) => t,
-            None => self.count_tally(d, view),
-        }
-    }
-
-    /// Rack `d`'s tally counted from its trays, whatever the view has stored.
-    fn count_tally(&self, d: usize, view: &ClusterView) -> RackTally {
-        let mut tally = RackTally::default();
-        match self.rack_trays(d, view) {
-            Some(trays) => return RackTally::of_trays(trays),
-            None => self.racks[d]
-                .nodes
-                .iter()
-                .for_each(|&n| tally.add(view.tray(n))),
-        }
-        tally
-    }
-
-    /// Rack `d`'s trays as one slice of `view`, when its node indices are consecutive (the
-    /// usual case).
-    #[inline]
-    pub fn rack_trays<'v>(&self, d: usize, view: &'v ClusterView) -> Option<&'v [Tray]> {
-        self.node_range[d].clone().and_then(|r| view.trays.get(r))
-    }
-
     /// Rack `d`'s node indices as one range, when they are consecutive (the usual case).
     pub fn node_range(&self, d: usize) -> Option<std::ops::Range<usize>> {
         self.node_range[d].clone()
-    }
-
-    /// Calls `f` with the state of each of rack `d`'s trays, in tray order (one slice scan
-    /// when the rack's node indices are consecutive).
-    pub fn for_each_tray(&self, d: usize, view: &ClusterView, mut f: impl FnMut(Tray)) {
-        match self.node_range[d].clone().and_then(|r| view.trays.get(r)) {
-            Some(trays) => trays.iter().copied().for_each(f),
-            None => self.racks[d].nodes.iter().for_each(|&n| f(view.tray(n))),
-        }
     }
 
     pub fn rack_by_name(&self, name: &str) -> Option<usize> {
@@ -335,239 +280,10 @@ fn consecutive(nodes: &[usize]) -> Option<std::ops::Range<usize>> {
     in_order.then_some(first..first + nodes.len())
 }
 
-/// What one tray looks like at the moment a job is being placed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[repr(C, align(8))]
-pub struct Tray {
-    /// The scheduler offers this tray to the job (free, and not excluded by the request).
-    pub offered: bool,
-    /// DOWN, DRAIN, FAIL or not responding: it does not count as healthy capacity.
-    pub unavailable: bool,
-    /// Some other job runs on it.
-    pub allocated: bool,
-    /// GPUs of the kind the job asks for that it could use here (Slurm's `avail_gpus`).
-    pub gpus: u16,
-    /// CPUs the job could use here (Slurm's `avail_cpus`, after memory and task limits).
-    pub cpus: u16,
-}
-
-/// What a rack's offered trays hold of one resource (GPUs or CPUs): the total, and the least
-/// and most on one tray. When the least is the most (whole free trays, the usual case), the
-/// fewest trays that add up to a demand is one division.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Holding {
-    pub total: u64,
-    pub least: u16,
-    pub most: u16,
-}
-
-/// No trays yet: the least is above any tray's.
-impl Default for Holding {
-    fn default() -> Holding {
-        Holding {
-            total: 0,
-            least: u16::MAX,
-            most: 0,
-        }
-    }
-}
-
-impl Holding {
-    #[inline]
-    pub fn add(&mut self, v: u16) {
-        self.total += u64::from(v);
-        self.least = self.least.min(v);
-        self.most = self.most.max(v);
-    }
-
-    /// Adds what `other` holds.
-    #[inline]
-    pub fn merge(&mut self, other: &Holding) {
-        self.total += other.total;
-        self.least = self.least.min(other.least);
-        self.most = self.most.max(other.most);
-    }
-}
-
-/// One rack's offered trays for one job, and the GPUs and CPUs they hold.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RackTally {
-    pub offered: usize,
-    pub gpus: Holding,
-    pub cpus: Holding,
-}
-
-impl RackTally {
-    /// Counts `t` when it is offered.
-    #[inline]
-    pub fn add(&mut self, t: Tray) {
-        if t.offered {
-            self.offered += 1;
-            self.gpus.add(t.gpus);
-            self.cpus.add(t.cpus);
-        }
-    }
-
-    /// The tally of `trays`: [`RackTally::add`] for each, without a branch per tray (the
-    /// plugin counts every rack that offers a tray on every call).
-    pub fn of_trays(trays: &[Tray]) -> RackTally {
-        let (mut offered, mut gpus, mut cpus) = (0usize, 0u64, 0u64);
-        let (mut least_gpus, mut most_gpus) = (u16::MAX, 0u16);
-        let (mut least_cpus, mut most_cpus) = (u16::MAX, 0u16);
-        for t in trays {
-            // All ones for an offered tray, else zero.
-            let on = u16::from(t.offered).wrapping_neg();
-            offered += usize::from(t.offered);
-            gpus += u64::from(t.gpus & on);
-            cpus += u64::from(t.cpus & on);
-            least_gpus = least_gpus.min(t.gpus | !on);
-            most_gpus = most_gpus.max(t.gpus & on);
-            least_cpus = least_cpus.min(t.cpus | !on);
-            most_cpus = most_cpus.max(t.cpus & on);
-        }
-        RackTally {
-            offered,
-            gpus: Holding {
-                total: gpus,
-                least: least_gpus,
-                most: most_gpus,
-            },
-            cpus: Holding {
-                total: cpus,
-                least: least_cpus,
-                most: most_cpus,
-            },
-        }
-    }
-
-    /// Adds another rack's tally.
-    #[inline]
-    pub fn merge(&mut self, other: &RackTally) {
-        self.offered += other.offered;
-        self.gpus.merge(&other.gpus);
-        self.cpus.merge(&other.cpus);
-    }
-}
-
-/// What a whole, free, healthy tray offers a job: the yardstick for "does this job fit one
-/// rack at all", independent of what is busy right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Capacity {
-    pub gpus: u16,
-    pub cpus: u16,
-}
-
-impl Capacity {
-    /// A GB200 compute tray: 4 Blackwell GPUs and two 72-core Grace CPUs.
-    pub const GB200_TRAY: Capacity = Capacity { gpus: 4, cpus: 144 };
-}
-
-impl Tray {
-    /// A free tray offering `cap` to the job.
-    pub fn free(cap: Capacity) -> Tray {
-        Tray {
-            offered: true,
-            gpus: cap.gpus,
-            cpus: cap.cpus,
-            ..Tray::default()
-        }
-    }
-}
-
-/// Per-node tray states, indexed like [`Topology`] node indices.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClusterView {
-    pub trays: Vec<Tray>,
-    /// When each tray's running jobs are expected to end (their time limits), in seconds on
-    /// the caller's clock; 0 for a tray without jobs. Empty when not known: placement then
-    /// ignores end times (`[policy] end_time`).
-    pub busy_until: Vec<u32>,
-    /// The current time on the same clock.
-    pub now: u32,
-    /// Each tray's scheduling weight (Slurm's node `Weight`, raised for powered-down or
-    /// rebooting nodes): lighter trays are used first. Empty when every offered tray weighs
-    /// the same, the usual case, which placement then never looks at.
-    pub weights: Vec<u64>,
-    /// Each rack's [`RackTally`], in rack order, when whoever built the view counted them
-    /// (the plugin does, while it reads the offered trays): a decision then looks at every
-    /// rack but not at every tray. Empty: placement counts them itself. Stale once `trays`
-    /// change, unless whoever changes them recounts their racks
-    /// ([`ClusterView::recount_rack`], as the simulator does between decisions).
-    pub tallies: Vec<RackTally>,
-    /// The racks in best-fit order, built with the tallies ([`ClusterView::index_racks`]):
-    /// a decision then reads only the racks it offers. Empty: placement ranks every rack.
-    pub free_index: FreeIndex,
-}
-
-impl ClusterView {
-    /// Every tray a free GB200 tray: an empty cluster.
-    pub fn all_free(node_count: usize) -> ClusterView {
-        ClusterView {
-            trays: vec![Tray::free(Capacity::GB200_TRAY); node_count],
-            ..ClusterView::default()
-        }
-    }
-
-    /// Counts every rack's offered trays into [`ClusterView::tallies`]: call it once the
-    /// trays are final.
-    pub fn count_racks(&mut self, topo: &Topology) {
-        self.tallies.clear();
-        let tallies = (0..topo.racks.len()).map(|d| topo.tally(d, self)).collect();
-        self.tallies = tallies;
-        self.index_racks(topo);
-    }
-
-    /// Orders the racks by their tallies ([`ClusterView::free_index`]).
-    pub fn index_racks(&mut self, topo: &Topology) {
-        self.free_index.rebuild(topo, &self.tallies);
-    }
-
-    /// Recounts rack `d`'s tally after its trays changed, in a view that has tallies. The
-    /// free index is dropped (a stale order would mislead a decision): index the racks again
-    /// once every changed rack is recounted.
-    pub fn recount_rack(&mut self, topo: &Topology, d: usize) {
-        let tally = topo.count_tally(d, self);
-        if let Some(t) = self.tallies.get_mut(d) {
-            *t = tally;
-            self.free_index.clear();
-        }
-    }
-
-    pub fn tray(&self, node: usize) -> Tray {
-        self.trays.get(node).copied().unwrap_or_default()
-    }
-
-    /// When `node`'s running jobs are expected to end (0: no jobs, or not known).
-    pub fn busy_until(&self, node: usize) -> u32 {
-        self.busy_until.get(node).copied().unwrap_or(0)
-    }
-
-    /// `node`'s scheduling weight (0 when the view has no weights).
-    pub fn weight(&self, node: usize) -> u64 {
-        self.weights.get(node).copied().unwrap_or(0)
-    }
-
-    /// Sets the trays' weights, kept only when they differ among the offered trays.
-    pub fn set_weights(&mut self, weights: Vec<u64>) {
-        let mut offered = weights
-            .iter()
-            .zip(&self.trays)
-            .filter(|(_, t)| t.offered)
-            .map(|(w, _)| *w);
-        let first = offered.next();
-        let alike = offered.all(|w| Some(w) == first);
-        self.weights = if alike { Vec::new() } else { weights };
-    }
-
-    /// Whether the offered trays differ in weight (placement then uses lighter ones first).
-    pub fn weighted(&self) -> bool {
-        !self.weights.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::ClusterView;
 
     #[test]
     fn uniform_topology_maps_nodes_to_racks() {
@@ -617,10 +333,10 @@ mod tests {
         let mut v = ClusterView::all_free(6);
         v.trays[1].offered = false;
         v.trays[4].offered = false;
-        assert_eq!((t.offered_in(0, &v), t.offered_in(1, &v)), (2, 2));
+        assert_eq!((v.offered_in(&t, 0), v.offered_in(&t, 1)), (2, 2));
         // A view shorter than the node table counts what it has.
         v.trays.truncate(2);
-        assert_eq!((t.offered_in(0, &v), t.offered_in(1, &v)), (1, 0));
+        assert_eq!((v.offered_in(&t, 0), v.offered_in(&t, 1)), (1, 0));
     }
 
     #[test]
