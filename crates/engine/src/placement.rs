@@ -9,13 +9,15 @@
 //! One question per file: `request` (what is asked), `validate` (can it ever fit), `reject`
 //! (why not), `room` (a rack's room for the job, the shared tie-break, which trays it gets),
 //! `one_rack`, `multi_rack` (+ the `fewest_racks` search, and `balanced` pieces), `segments`,
-//! `rack_limit` (a job's `--switches`), and `plan` (the ranked answer).
+//! `rack_limit` (a job's `--switches`), `piece` (a rack's share and a node set), and `plan`
+//! (the ranked answer).
 #![forbid(unsafe_code)]
 
 mod balanced;
 mod fewest_racks;
 mod multi_rack;
 mod one_rack;
+mod piece;
 mod plan;
 mod rack_limit;
 #[doc(hidden)]
@@ -30,7 +32,8 @@ mod tests;
 mod validate;
 
 pub use crate::demand::Demand;
-pub use plan::{placements, plan, Piece, Placement, Plan};
+pub use piece::{Piece, Placement};
+pub use plan::{placements, plan, Plan};
 pub use reject::{NeverReason, Reject, WaitReason};
 pub use request::{JobRequest, JobSwitches, RackLimit, SLURM_INFINITE, SLURM_NO_VAL};
 pub use validate::validate;

@@ -4,6 +4,7 @@
 use super::balanced::plan_balanced;
 use super::multi_rack::{plan_fewest_racks, plan_fewest_racks_indexed, plan_start_now};
 use super::one_rack::{by_free_index, plan_one_rack, IndexedFits};
+use super::piece::{Piece, Placement};
 use super::rack_limit;
 use super::room::{Ctx, Room};
 use super::segments::{
@@ -15,42 +16,6 @@ use super::{JobRequest, RackLimit, Reject, WaitReason};
 use crate::config::{MultiRack, SegmentPlacement};
 use crate::topology::Topology;
 use crate::view::ClusterView;
-
-/// The trays a job gets in one rack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Piece {
-    pub rack: usize,
-    pub trays: usize,
-}
-
-/// `(rack, trays)`, so that tests can write pieces as pairs.
-impl PartialEq<(usize, usize)> for Piece {
-    fn eq(&self, &(rack, trays): &(usize, usize)) -> bool {
-        self.rack == rack && self.trays == trays
-    }
-}
-
-/// A set of nodes offered to Slurm's selection for one job.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placement {
-    pub nodes: Vec<usize>,
-    /// True when every node is meant to be allocated; false when Slurm picks within the set.
-    pub exact: bool,
-    /// The job's pieces, in the order they were chosen.
-    pub pieces: Vec<Piece>,
-}
-
-impl Placement {
-    /// "rack1:4+rack2:4" for log lines.
-    pub fn describe(&self, topo: &Topology) -> String {
-        let parts: Vec<String> = self
-            .pieces
-            .iter()
-            .map(|p| format!("{}:{}", topo.racks[p.rack].name, p.trays))
-            .collect();
-        parts.join("+")
-    }
-}
 
 /// The ranked alternatives of a [`Plan`], kept small until they are tried.
 #[derive(Debug, Clone)]
