@@ -211,15 +211,12 @@ fn indexed_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Option<Result<Vec<Pi
         return None;
     }
     let grouped = topo.policy.prefer_same_group && !topo.groups.is_empty();
-    let pieces = match req.segment {
-        Some(s) if s <= topo.max_rack_size() => {
-            let count = req.min_nodes / s;
-            match req.segment_rule(topo) {
-                SegmentPlacement::BestFit => best_fit_segments_indexed(ctx, count, s),
-                SegmentPlacement::Spread => spread_segments_indexed(ctx, count, s),
-                SegmentPlacement::Consolidate => return None,
-            }
-        }
+    let pieces = match req.segments() {
+        Some((count, s)) if s <= topo.max_rack_size() => match req.segment_rule(topo) {
+            SegmentPlacement::BestFit => best_fit_segments_indexed(ctx, count, s),
+            SegmentPlacement::Spread => spread_segments_indexed(ctx, count, s),
+            SegmentPlacement::Consolidate => return None,
+        },
         None if topo.policy.multi_rack == MultiRack::FewestRacks
             && !grouped
             && topo.policy.piece_multiple == 1 =>
@@ -252,7 +249,7 @@ fn rule_pieces(
     req: &JobRequest,
     n: usize,
 ) -> Result<Vec<Piece>, Reject> {
-    if let Some(s) = req.segment {
+    if let Some((count, s)) = req.segments() {
         if !ctx.required.is_empty() {
             // -w names every node (validate): each rack's share is its whole segments.
             let named = rooms.iter().filter(|r| r.required > 0);
@@ -263,7 +260,6 @@ fn rule_pieces(
                 })
                 .collect());
         }
-        let count = req.min_nodes / s;
         if s > ctx.topo.max_rack_size() {
             return oversized_segments(ctx, rooms, count, s);
         }

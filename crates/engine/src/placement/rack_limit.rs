@@ -32,9 +32,9 @@ pub(super) fn within(
     pieces: Vec<Piece>,
 ) -> Result<Vec<Piece>, Reject> {
     let mut needs = pieces.len();
-    if let Some(s) = req.segment {
+    if let Some((count, s)) = req.segments() {
         if s <= ctx.topo.max_rack_size() && ctx.required.is_empty() {
-            if let Ok(fewest) = plan_start_now(ctx, rooms, req.min_nodes / s, s) {
+            if let Ok(fewest) = plan_start_now(ctx, rooms, count, s) {
                 if fewest.len() <= most {
                     return Ok(fewest);
                 }

@@ -101,6 +101,11 @@ pub struct JobSwitches {
 }
 
 impl JobRequest {
+    /// How many `--segment` pieces the job asks for, and their size (`None` without one).
+    pub fn segments(&self) -> Option<(usize, usize)> {
+        self.segment.map(|s| (self.min_nodes / s, s))
+    }
+
     pub fn nodes(n: usize) -> JobRequest {
         JobRequest {
             min_nodes: n,
