@@ -76,7 +76,7 @@ pub fn simulate_usable(kind: PolicyKind, k: usize, lambda: f64, racks: usize, se
         .map(|rack| k * (rack.iter().filter(|&&d| !d).count() / k))
         .sum();
     Sample {
-        simulated: report.usable_fraction_while_waiting.unwrap_or(0.0),
+        simulated: report.occupancy_of_all_trays_while_waiting.unwrap_or(0.0),
         from_failures: usable as f64 / (racks * TRAYS) as f64,
     }
 }

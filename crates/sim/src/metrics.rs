@@ -299,7 +299,10 @@ pub struct PolicyReport {
     pub timeout_gpu_hours: f64,
     pub occupancy_while_waiting: Option<f64>,
     pub occupancy_arrivals: Option<f64>,
-    pub usable_fraction_while_waiting: Option<f64>,
+    /// Busy trays over every tray, healthy or not, while jobs wait (what the segment-size
+    /// capacity formula of `analytic` predicts); the old name is read from saved reports.
+    #[serde(alias = "usable_fraction_while_waiting")]
+    pub occupancy_of_all_trays_while_waiting: Option<f64>,
     pub idle_gpus_while_waiting: Option<f64>,
     pub stranded_gpus: Option<f64>,
     pub stranded_share: Option<f64>,
@@ -758,7 +761,7 @@ impl Recorder {
             timeout_gpu_hours: self.timeout_tray_ms as f64 * gpus / super::job::HOUR as f64,
             occupancy_while_waiting: ratio(self.busy_waiting, self.healthy_waiting),
             occupancy_arrivals: ratio(self.busy_arrivals, self.healthy_arrivals),
-            usable_fraction_while_waiting: ratio(self.busy_waiting, total_waiting),
+            occupancy_of_all_trays_while_waiting: ratio(self.busy_waiting, total_waiting),
             idle_gpus_while_waiting: ratio(
                 (self.healthy_waiting - self.busy_waiting) * gpus as u128,
                 self.wait_in_window,
