@@ -9,7 +9,8 @@ use crate::choices::SplitsArg;
 use nvl72_sim::metrics::PolicyReport;
 use nvl72_sim::policy::PolicyKind;
 
-use crate::workload::{self, WorkloadArgs};
+use crate::workload::WorkloadArgs;
+use nvl72_sim::report::WorkloadInfo;
 
 #[derive(Args)]
 pub struct BreakevenArgs {
@@ -46,8 +47,8 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
     let racks = a.w.racks_for_simulate()?;
     let cfg = a.w.sim_config(racks)?;
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
-    let (jobs, name, details) = a.w.build(healthy)?;
-    let info = workload::workload_info(name, details, &jobs, healthy, cfg.gpus_per_tray);
+    let (jobs, name, details) = a.w.build(&cfg, healthy)?;
+    let info = WorkloadInfo::of(name, details, &jobs, healthy, cfg.gpus_per_tray);
     let kinds = [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive];
     println!(
         "{} jobs of {} (offered load {:.2}) on {racks} racks, failures {}; {:?} limits",

@@ -39,7 +39,7 @@ use nvl72_sim::report::{describe_failures, RunReport, WorkloadInfo};
 use nvl72_sim::scheduler::Backfill;
 use nvl72_sim::simulation::{simulate_all, SimConfig};
 
-use super::workload::{workload_info, WorkloadArgs};
+use super::workload::WorkloadArgs;
 
 mod cloud;
 mod lab;
@@ -213,28 +213,29 @@ pub fn day(t: std::time::SystemTime) -> String {
 
 pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let racks = a.w.racks.unwrap_or(8);
-    if racks * 18 > 9999 {
+    // Off unless asked: a priced replay's jobs sleep their stretched time (`nvl72 stretch`).
+    let mut cfg =
+        a.w.sim_config_or(racks, &crate::workload::Defaults::REPLAY)?;
+    let trays = cfg.trays();
+    if trays > 9999 {
         return Err(format!(
             "--racks {racks}: the lab names at most 9999 trays (555 racks)"
         ));
     }
-    if racks * 18 > 2000 && !a.cloud && !a.dry_run {
+    if trays > 2000 && !a.cloud && !a.dry_run {
         eprintln!(
             "replay: warning: {} trays, one slurmd each (about 10 MB apiece at this size, \
              docs/notebook/real-slurm-cost.md): consider --cloud",
-            racks * 18
+            trays
         );
     }
     if a.topologies.is_empty() {
         return Err("--topologies: name at least one of nvl72, block, none".into());
     }
-    // Off unless asked: a priced replay's jobs sleep their stretched time (`nvl72 stretch`).
-    let mut cfg =
-        a.w.sim_config_or(racks, &crate::workload::Defaults::REPLAY)?;
     // The labs' own algorithm unless asked otherwise: replays are small enough for it.
     cfg.backfill = a.w.backfill.map_or(Backfill::Conservative, Backfill::from);
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
-    let (jobs, name, details) = a.w.build(healthy)?;
+    let (jobs, name, details) = a.w.build(&cfg, healthy)?;
     let drawn = jobs.len();
     let jobs = runnable_at_load(jobs, racks, healthy, a.w.load);
     let left_out = drawn - jobs.len();
@@ -245,7 +246,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     };
     let spec = ScheduleSpec {
         racks,
-        trays_per_rack: 18,
+        trays_per_rack: cfg.trays_per_rack,
         failures: cfg.failures,
         seed: cfg.seed,
         scale,
@@ -261,7 +262,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         }
         cfg.checkpoints = Checkpoints::Every(schedule.sim_ms(real));
     }
-    let info = workload_info(name, details, &schedule.stream, healthy, cfg.gpus_per_tray);
+    let info = WorkloadInfo::of(name, details, &schedule.stream, healthy, cfg.gpus_per_tray);
     println!(
         "replay: {} jobs of `{}` (offered load {:.2}, {} left out: a compared policy could never run them on {} racks), {:.1} simulated hours in {:.1} real minutes (x{:.0}); failures: {} ({} tray changes)",
         schedule.jobs.len(),
@@ -498,8 +499,8 @@ fn run_labs(
             &events,
             &Measure {
                 kind: lab.topo.model(),
-                trays_per_rack: 18,
-                total_trays: racks * 18,
+                trays_per_rack: cfg.trays_per_rack,
+                total_trays: cfg.trays(),
                 slowdown: &cfg.slowdown,
                 checkpoints: cfg.checkpoints,
                 series_bins: 200,

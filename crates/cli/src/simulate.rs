@@ -15,7 +15,7 @@ use nvl72_sim::job::HOUR;
 use nvl72_sim::plot;
 use nvl72_sim::policy::PolicyKind;
 use nvl72_sim::recommend;
-use nvl72_sim::report::{describe_failures, RunReport};
+use nvl72_sim::report::{describe_failures, RunReport, WorkloadInfo};
 use nvl72_sim::simulation::simulate_all;
 use nvl72_sim::verdict::{verdict, Figure, Margins};
 
@@ -81,8 +81,8 @@ pub fn simulate(a: &SimulateArgs) -> Result<(), String> {
     }
     let failures = cfg.failures;
     let healthy = cfg.trays() as f64 * (1.0 - failures.unavailability());
-    let (jobs, name, details) = a.w.build(healthy)?;
-    let info = workload::workload_info(name, details, &jobs, healthy, cfg.gpus_per_tray);
+    let (jobs, name, details) = a.w.build(&cfg, healthy)?;
+    let info = WorkloadInfo::of(name, details, &jobs, healthy, cfg.gpus_per_tray);
 
     let bars = Bars::new(&a.policies, jobs.len(), a.quiet);
     let policies = simulate_all(&cfg, &jobs, &a.policies, !a.serial, &|k, done| {

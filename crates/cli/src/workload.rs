@@ -4,33 +4,18 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::choices::{BackfillArg, LimitsArg};
 use nvl72_sim::checkpoint::{self, Checkpoints};
 use nvl72_sim::failures::FailureModel;
-use nvl72_sim::job::{
-    assign_classes, hours, offered_load, set_offered_load, size_by_gpus, Job, Millis,
-};
-use nvl72_sim::report::WorkloadInfo;
+use nvl72_sim::job::Job;
 use nvl72_sim::sacct::{self, SacctOptions};
 use nvl72_sim::scheduler::Backfill;
 use nvl72_sim::simulation::SimConfig;
 use nvl72_sim::slowdown::{parse_variant, ClassRule, Slowdown};
-use nvl72_sim::synthetic::{self, SyntheticSpec};
-use nvl72_sim::trace::{self, TraceSpec};
-
-/// Where the jobs come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Source {
-    Synthetic,
-    /// A CSV trace; `philly` names the Philly trace's.
-    Trace {
-        path: PathBuf,
-        philly: bool,
-    },
-    Sacct(PathBuf),
-}
+use nvl72_sim::trace;
+use nvl72_sim::workload::{self, Source, WorkloadSpec};
 
 /// The workload, the cluster and its failures: what `simulate` and `replay` share.
 #[derive(Args)]
@@ -251,6 +236,9 @@ impl WorkloadArgs {
         if let Some(r) = self.racks {
             return Ok(r);
         }
+        // The racks' shape before there is a configuration: the simulator's (GB200 NVL72).
+        let shape = SimConfig::new(1);
+        let (per_tray, per_rack) = (shape.gpus_per_tray as u32, shape.trays_per_rack);
         match self.source()? {
             Source::Synthetic => Ok(278),
             Source::Trace { philly: true, .. } => Ok(12),
@@ -258,25 +246,25 @@ impl WorkloadArgs {
                 let rows = trace::read(&path)?;
                 let trays = rows
                     .iter()
-                    .map(|r| r.gpus.div_ceil(4) as usize)
+                    .map(|r| r.gpus.div_ceil(per_tray) as usize)
                     .max()
                     .unwrap_or(1);
                 let trays = (trays as f64 * self.scale_sizes).round() as usize;
-                Ok(trays.div_ceil(18).max(12))
+                Ok(trays.div_ceil(per_rack).max(12))
             }
             Source::Sacct(path) => {
-                let history = sacct::read(&path, &self.sacct_options()?)?;
+                let history = sacct::read(&path, &self.sacct_options(shape.gpus_per_tray)?)?;
                 let trays = history.jobs.iter().map(|j| j.trays).max().unwrap_or(1);
                 Err(format!(
                     "--racks: how many NVL72 racks the cluster has (the largest job of {} needs {})",
                     path.display(),
-                    trays.div_ceil(18)
+                    trays.div_ceil(per_rack)
                 ))
             }
         }
     }
 
-    fn sacct_options(&self) -> Result<SacctOptions, String> {
+    fn sacct_options(&self, gpus_per_tray: usize) -> Result<SacctOptions, String> {
         let time = |flag: &str, v: &Option<String>| -> Result<Option<i64>, String> {
             let Some(v) = v else { return Ok(None) };
             let full = if v.len() == 10 {
@@ -298,12 +286,17 @@ impl WorkloadArgs {
             since: time("--since", &self.since)?,
             until: time("--until", &self.until)?,
             gpus_per_node: self.gpus_per_node,
-            gpus_per_tray: 4,
+            gpus_per_tray: gpus_per_tray as u64,
         })
     }
 
-    /// The job stream, its name for reports and the options that shaped it.
-    pub fn build(&self, healthy: f64) -> Result<(Vec<Job>, &'static str, Value), String> {
+    /// The job stream for `cfg`'s cluster (`healthy` trays expected healthy), its name for
+    /// reports and the options that shaped it.
+    pub fn build(
+        &self,
+        cfg: &SimConfig,
+        healthy: f64,
+    ) -> Result<(Vec<Job>, &'static str, Value), String> {
         let source = self.source()?;
         if !matches!(source, Source::Synthetic) && !self.segments.is_empty() {
             return Err("--segment applies to the synthetic workload only".into());
@@ -313,123 +306,39 @@ impl WorkloadArgs {
         {
             return Err("--partition, --since and --until apply to --workload sacct".into());
         }
-        let (mut jobs, name, mut details) = match &source {
-            Source::Synthetic => {
-                if self.time_scale.is_some() {
-                    return Err("--time-scale applies to traces and histories; the synthetic mix takes --load".into());
-                }
-                let mut spec = SyntheticSpec::new(
-                    self.jobs.unwrap_or(3000),
-                    self.load.unwrap_or(0.9),
-                    healthy,
-                    self.seed,
-                );
-                spec.runtime_median_h = self.runtime_median_h;
-                spec.runtime_sigma = self.runtime_sigma;
-                for rule in &self.segments {
-                    synthetic::set_segment(&mut spec.classes, rule)?;
-                }
-                let details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
-                (synthetic::generate(&spec)?, "synthetic", details)
-            }
-            Source::Trace { path, philly } => {
-                let rows = trace::read(path)?;
-                let spec = TraceSpec {
-                    scale_sizes: self.scale_sizes,
-                    load: None,
-                    healthy_trays: healthy,
-                    gpus_per_tray: 4,
-                    max_jobs: self.jobs,
-                    seed: self.seed,
-                };
-                let mut details = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
-                details["trace"] = path.display().to_string().into();
-                let name = if *philly { "philly" } else { "csv" };
-                (trace::workload(&rows, &spec)?, name, details)
-            }
-            Source::Sacct(path) => {
-                let opts = self.sacct_options()?;
-                let history = sacct::read(path, &opts)?;
-                let summary = history.summary();
-                eprintln!("nvl72: {}: {summary}", sacct::input::name(path));
-                let mut jobs = history.workload();
-                jobs.truncate(self.jobs.unwrap_or(usize::MAX));
-                scale_sizes(&mut jobs, self.scale_sizes)?;
-                let details = json!({
-                    "sacct": sacct::input::name(path),
-                    "read": summary,
-                    "options": opts,
-                    "scale_sizes": self.scale_sizes,
-                });
-                (jobs, "sacct", details)
-            }
+        if matches!(source, Source::Synthetic) && self.time_scale.is_some() {
+            return Err(
+                "--time-scale applies to traces and histories; the synthetic mix takes --load"
+                    .into(),
+            );
+        }
+        let spec = WorkloadSpec {
+            sacct: match source {
+                Source::Sacct(_) => Some(self.sacct_options(cfg.gpus_per_tray)?),
+                _ => None,
+            },
+            source,
+            jobs: self.jobs,
+            load: self.load,
+            seed: self.seed,
+            runtime_median_h: self.runtime_median_h,
+            runtime_sigma: self.runtime_sigma,
+            segments: self.segments.clone(),
+            time_scale: self.time_scale,
+            scale_sizes: self.scale_sizes,
+            gpu_sized: self.gpu_sized,
+            class_rule: self.class_rule()?,
+            gpus_per_tray: cfg.gpus_per_tray,
         };
-        if jobs.is_empty() {
-            return Err("the workload has no jobs".into());
+        let built = workload::build(&spec, healthy)?;
+        if let Some(read) = &built.read {
+            eprintln!("nvl72: {read}");
         }
-        if !matches!(source, Source::Synthetic) {
-            if let Some(f) = self.time_scale {
-                if !(f > 0.0 && f.is_finite()) {
-                    return Err("--time-scale must be positive".into());
-                }
-                for j in &mut jobs {
-                    j.submit = (j.submit as f64 * f).round() as Millis;
-                }
-                details["time_scale"] = f.into();
-            }
-            if let Some(load) = self.load {
-                if !(load > 0.0 && load.is_finite()) {
-                    return Err("--load must be positive".into());
-                }
-                set_offered_load(&mut jobs, healthy, load);
-                details["load"] = load.into();
-            }
-        }
-        details["gpu_sized"] = self.gpu_sized.into();
-        // A history says itself which jobs were sized by GPUs (their submit lines).
-        if !matches!(source, Source::Sacct(_)) || self.gpu_sized > 0.0 {
-            size_by_gpus(&mut jobs, self.gpu_sized, self.seed);
-        }
-        assign_classes(&mut jobs, &self.class_rule()?, self.seed);
+        let jobs = built.jobs;
         if let Some(path) = &self.save_stream {
             let text = serde_json::to_string_pretty(&jobs).map_err(|e| e.to_string())?;
             crate::output::write_file(path, text)?;
         }
-        Ok((jobs, name, details))
-    }
-}
-
-/// `--scale-sizes` for a history: trays (and segments with them) times F, at least 1.
-fn scale_sizes(jobs: &mut [Job], f: f64) -> Result<(), String> {
-    if f <= 0.0 {
-        return Err("--scale-sizes must be positive".into());
-    }
-    if f != 1.0 {
-        for j in jobs {
-            j.trays = ((j.trays as f64 * f).round() as usize).max(1);
-            j.segment = j.segment.filter(|&k| j.trays % k == 0);
-        }
-    }
-    Ok(())
-}
-
-/// The workload's header for reports.
-pub fn workload_info(
-    name: &str,
-    details: serde_json::Value,
-    jobs: &[Job],
-    healthy: f64,
-    gpus_per_tray: usize,
-) -> WorkloadInfo {
-    WorkloadInfo {
-        name: name.into(),
-        details,
-        jobs: jobs.len(),
-        offered_load: offered_load(jobs, healthy),
-        span_h: hours(jobs.last().map_or(0, |j| j.submit)),
-        gpu_hours: jobs
-            .iter()
-            .map(|j| (j.trays * gpus_per_tray) as f64 * hours(j.runtime))
-            .sum(),
+        Ok((jobs, built.name, built.details))
     }
 }

@@ -66,6 +66,7 @@ pub mod slowdown;
 pub mod synthetic;
 pub mod trace;
 pub mod verdict;
+pub mod workload;
 
 #[cfg(test)]
 mod slowdown_tests;

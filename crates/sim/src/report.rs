@@ -4,6 +4,8 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::job::{hours, offered_load, Job};
+
 use super::failures::FailureModel;
 use super::metrics::{PolicyReport, Share};
 use super::simulation::SimConfig;
@@ -21,6 +23,29 @@ pub struct WorkloadInfo {
     pub offered_load: f64,
     pub span_h: f64,
     pub gpu_hours: f64,
+}
+
+impl WorkloadInfo {
+    /// The workload's header for reports.
+    pub fn of(
+        name: &str,
+        details: serde_json::Value,
+        jobs: &[Job],
+        healthy: f64,
+        gpus_per_tray: usize,
+    ) -> WorkloadInfo {
+        WorkloadInfo {
+            name: name.into(),
+            details,
+            jobs: jobs.len(),
+            offered_load: offered_load(jobs, healthy),
+            span_h: hours(jobs.last().map_or(0, |j| j.submit)),
+            gpu_hours: jobs
+                .iter()
+                .map(|j| (j.trays * gpus_per_tray) as f64 * hours(j.runtime))
+                .sum(),
+        }
+    }
 }
 
 /// One `nvl72 simulate` run: its inputs and one report per policy.
