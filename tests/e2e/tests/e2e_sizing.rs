@@ -155,8 +155,18 @@ fn every_request_style_lands_in_the_one_rack_that_holds_it() {
 #[test]
 fn select_type_debug_flag_logs_decisions_and_waits() {
     let (lab, _g) = Lab::claim();
-    // Off to begin with, should an earlier run have stopped with it on.
+    // Off to begin with, should an earlier run have stopped with it on; and slurmctld at
+    // info, where the plugin's debug lines do not show (26.05's lab runs at verbose).
     let _ = lab.sl(&["scontrol", "setdebugflags", "-SelectType"]);
+    let config = lab.run(&["scontrol", "show", "config"]);
+    let level = config
+        .lines()
+        .find_map(|l| l.strip_prefix("SlurmctldDebug"))
+        .and_then(|rest| rest.split('=').nth(1))
+        .map(str::trim)
+        .expect("SlurmctldDebug in scontrol show config")
+        .to_string();
+    let _ = lab.sl(&["scontrol", "setdebug", "info"]);
     let from = lab.ctld_log_len();
     let quiet = lab.submit(&["-N", "2", "--exclusive"]);
     lab.running_nodes(quiet);
@@ -173,6 +183,7 @@ fn select_type_debug_flag_logs_decisions_and_waits() {
         lab.ctld_log_since(from).contains(&wait_line)
     });
     let _ = lab.sl(&["scontrol", "setdebugflags", "-SelectType"]);
+    let _ = lab.sl(&["scontrol", "setdebug", &level]);
     lab.cancel_all();
     let log = lab.ctld_log_since(from);
     assert!(!log.contains(&format!("JobId={quiet} nodes=")), "{log}");
