@@ -6,8 +6,8 @@ use clap::Args;
 use nvl72_sim::breakeven::{self, Crossing, Splits};
 
 use crate::choices::SplitsArg;
-use nvl72_sim::metrics::PolicyReport;
 use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::policy_report::PolicyReport;
 
 use crate::workload::WorkloadArgs;
 use nvl72_sim::report::WorkloadInfo;

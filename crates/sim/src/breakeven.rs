@@ -5,8 +5,8 @@
 //! or only the avoidable ones, jobs on more racks than their size needs.
 
 use super::job::Job;
-use super::metrics::PolicyReport;
 use super::policy::PolicyKind;
+use super::policy_report::PolicyReport;
 use super::simulation::{simulate_all, SimConfig};
 use super::slowdown::Model;
 

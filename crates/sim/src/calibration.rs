@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::job::Job;
-use super::metrics::PolicyReport;
 use super::policy::PolicyKind;
+use super::policy_report::PolicyReport;
 use super::scheduler::Backfill;
 use super::simulation::{simulate_all, SimConfig};
 

@@ -55,6 +55,7 @@ pub mod metrics;
 pub mod naive;
 pub mod plot;
 pub mod policy;
+pub mod policy_report;
 pub mod queue;
 pub mod recommend;
 pub mod replay;

@@ -11,8 +11,8 @@
 use std::fmt::Write;
 
 use super::job::Job;
-use super::metrics::PolicyReport;
 use super::policy::PolicyKind;
+use super::policy_report::PolicyReport;
 use super::simulation::{simulate_all, SimConfig};
 use crate::config::{EndTime, MultiRack, Policy, SegmentPlacement, Switches};
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::job::{hours, offered_load, Job};
 
 use super::failures::FailureModel;
-use super::metrics::{PolicyReport, Share};
+use super::policy_report::{PolicyReport, Share};
 use super::simulation::SimConfig;
 use super::slowdown::Limits;
 

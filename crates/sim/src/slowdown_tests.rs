@@ -28,7 +28,7 @@ fn boundary_case(limit: u64) -> Vec<Job> {
     ]
 }
 
-fn run(kind: PolicyKind, slowdown: Slowdown, jobs: &[Job]) -> super::metrics::PolicyReport {
+fn run(kind: PolicyKind, slowdown: Slowdown, jobs: &[Job]) -> super::policy_report::PolicyReport {
     let mut cfg = SimConfig::new(2);
     cfg.check_invariants = true;
     cfg.slowdown = slowdown;

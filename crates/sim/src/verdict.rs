@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::calibration::{Calibration, Measured, PolicyMargins};
-use super::metrics::{LostWork, PolicyReport, Share};
 use super::policy::PolicyKind;
+use super::policy_report::{LostWork, PolicyReport, Share};
 use super::report::RunReport;
 
 /// Which of a report's one-rack shares a verdict line counts.

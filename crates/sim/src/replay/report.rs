@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::timeline::Fidelity;
 use crate::job::Job;
-use crate::metrics::PolicyReport;
 use crate::policy::PolicyKind;
+use crate::policy_report::PolicyReport;
 use crate::report::WorkloadInfo;
 use crate::simulation::SimConfig;
 

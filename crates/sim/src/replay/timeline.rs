@@ -15,8 +15,9 @@ use super::lab_nodes::tray_of;
 use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
 use crate::checkpoint::Checkpoints;
-use crate::metrics::{PolicyReport, Price, Recorder, Snapshot};
+use crate::metrics::{Price, Recorder, Snapshot};
 use crate::policy::PolicyKind;
+use crate::policy_report::PolicyReport;
 use crate::slowdown::Slowdown;
 
 /// What the driver knows besides the log.
