@@ -244,8 +244,11 @@ fn racks_edited_while_jobs_run_take_effect_on_reconfigure() {
         .map(str::to_string)
         .collect();
 
-    // Back to the lab's own racks (lab-up.sh rewrites topology.toml and restarts the
-    // daemons, which cancels the jobs); the next test must find four 18-tray racks.
+    // Back to the lab's own racks; the next test must find four 18-tray racks. The jobs end
+    // first: lab-up.sh restarts the daemons, and a slurmctld that recovers the job on rack5
+    // rightly refuses a file that moves its trays (it keeps the last good racks), whichever
+    // daemon lab-down.sh happened to stop first.
+    lab.cancel_all();
     lab.restart_with(&[]);
     let topo = lab.run(&["scontrol", "show", "topology"]);
     assert!(
