@@ -27,8 +27,8 @@ pub(super) fn tightest_set(
     multiple: usize,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
-    if multiple > 1 && max_rack >= multiple {
-        return aligned_set(rooms, n, max_rack, multiple, topo);
+    if let Some(cap) = aligned_cap(max_rack, multiple) {
+        return aligned_set(rooms, n, cap, multiple, topo);
     }
     let k = n.div_ceil(max_rack);
     let racks = tightest_racks(&Buckets::of_rooms(rooms, n, max_rack, k, topo)?, k, topo)?;
@@ -38,12 +38,14 @@ pub(super) fn tightest_set(
 /// How many racks a job of `n` trays takes at least: `ceil(n / c)` where `c` is the most a
 /// rack gives it (its size, or with `piece_multiple` that rounded down to a multiple).
 pub(super) fn fewest_racks(n: usize, max_rack: usize, multiple: usize) -> usize {
-    let cap = if multiple > 1 && max_rack >= multiple {
-        max_rack / multiple * multiple
-    } else {
-        max_rack
-    };
+    let cap = aligned_cap(max_rack, multiple).unwrap_or(max_rack);
     n.div_ceil(cap.max(1))
+}
+
+/// The most trays a rack of `max_rack` gives a job cut between groups of `multiple`, when
+/// such cuts apply (a multiple above 1 that fits a rack).
+fn aligned_cap(max_rack: usize, multiple: usize) -> Option<usize> {
+    (multiple > 1 && max_rack >= multiple).then(|| max_rack / multiple * multiple)
 }
 
 /// `piece_multiple = m`: the tightest set of the fewest racks when each rack counts only a
@@ -53,11 +55,10 @@ pub(super) fn fewest_racks(n: usize, max_rack: usize, multiple: usize) -> usize 
 fn aligned_set(
     rooms: &[&Room],
     n: usize,
-    max_rack: usize,
+    cap: usize,
     multiple: usize,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
-    let cap = max_rack / multiple * multiple;
     let k = n.div_ceil(cap);
     let rounded: Vec<Room> = rooms
         .iter()
