@@ -9,7 +9,7 @@
 #   bash scripts/replays.sh                  # the whole calibration set
 #   ONLY="syn-s1 ph4-s1" bash scripts/replays.sh   # a subset
 #   ONLY=priced bash scripts/replays.sh      # the eight whose jobs pay their split's slowdown
-#   ONLY=ckpt bash scripts/replays.sh        # the four whose requeued jobs resume from checkpoints
+#   ONLY=ckpt bash scripts/replays.sh        # the eight whose requeued jobs resume from checkpoints
 #   OUT=/tmp/replays MINUTES=8 bash scripts/replays.sh
 #   BIN=target/replay/bin ONLY=syn-s7 bash scripts/replays.sh   # with an earlier run's binaries
 #   target/release/nvl72 calibrate target/replay/*.json   # predict them again, later
@@ -66,9 +66,15 @@ declare -A WORKLOAD=(
     [syn-fail-s2-ckpt]="$SYN $FAIL $PRICED $CKPT --seed 2"
     [seg-fail-s1-ckpt]="$SYN --segment 32-72=4 $FAIL $PRICED $CKPT --seed 1"
     [ph4-fail-s1-ckpt]="$PH4 $FAIL $PRICED $CKPT --seed 1"
+    # Four more, unseen by every model change before them (issue 50: the goodput bands
+    # decide which rows are ties, and four replays were a thin sample).
+    [syn-fail-s3-ckpt]="$SYN $FAIL $PRICED $CKPT --seed 3"
+    [seg-fail-s2-ckpt]="$SYN --segment 32-72=4 $FAIL $PRICED $CKPT --seed 2"
+    [ph4-fail-s2-ckpt]="$PH4 $FAIL $PRICED $CKPT --seed 2"
+    [ph4-fail-s3-ckpt]="$PH4 $FAIL $PRICED $CKPT --seed 3"
 )
 PRICED_ORDER="syn-s1-priced syn-s2-priced seg-s1-priced syn-fail-s1-priced syn-fail-s2-priced ph4-fail-s1-priced ph4-fail-s2-priced syn-fail-s4-priced"
-CKPT_ORDER="syn-fail-s1-ckpt syn-fail-s2-ckpt seg-fail-s1-ckpt ph4-fail-s1-ckpt"
+CKPT_ORDER="syn-fail-s1-ckpt syn-fail-s2-ckpt seg-fail-s1-ckpt ph4-fail-s1-ckpt syn-fail-s3-ckpt seg-fail-s2-ckpt ph4-fail-s2-ckpt ph4-fail-s3-ckpt"
 ORDER="syn-s1 syn-s2 syn-s3 seg-s1 seg-s2 gpu-s1 ph4-s1 llm-16r syn-fail-s1 syn-fail-s2 syn-fail-s3 ph4-fail-s1 syn-s1-again seg-fail-s1 syn-s7 gpu-s2 $PRICED_ORDER $CKPT_ORDER"
 ONLY=${ONLY:-$ORDER}
 [ "$ONLY" != priced ] || ONLY=$PRICED_ORDER
