@@ -13,7 +13,8 @@ import os
 import sys
 
 TOP = ["workload", "sim", "scale", "real_minutes", "jobs_left_out", "tray_events",
-       "policies", "fidelity", "slurm_settings", "stream", "date"]
+       "policies", "fidelity", "slurm_settings", "stream", "date",
+       "prefer_piece_multiple"]  # the labs' plugin setting, which the prediction must use
 POLICY = ["policy", "label", "occupancy_while_waiting", "usable_occupancy_while_waiting",
           "goodput_while_waiting"]
 

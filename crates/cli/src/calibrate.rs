@@ -76,7 +76,7 @@ fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, 
     let checkpointed = !saved.sim.checkpoints.is_none();
     let models: Vec<PolicyKind> = real.iter().map(|&(k, ..)| k).collect();
     let figures = ensembles(
-        &saved.sim,
+        &saved.prediction_config(),
         &saved.stream,
         &models,
         members,

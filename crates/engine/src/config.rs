@@ -36,6 +36,10 @@ pub use toml_file::{parse_policy, parse_toml};
 pub const MAX_TRAYS_PER_RACK: u32 = 1024;
 /// Upper bound for `gpus_per_tray`, same reasoning as [`MAX_TRAYS_PER_RACK`].
 pub const MAX_GPUS_PER_TRAY: u32 = 1024;
+/// `prefer_piece_multiple`'s default: 8 trays (32 GPUs) keeps whole every power-of-two group
+/// up to an EP32 expert group or a 32-GPU pipeline stage, and 16 + 16 costs an 18-tray rack
+/// nothing the job was not leaving free anyway (docs/decisions.md, 2026-12-06).
+pub const DEFAULT_PREFER_PIECE_MULTIPLE: u32 = 8;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -168,6 +172,11 @@ pub struct Policy {
     /// every piece but the last (in node order) holds a multiple of it, so a tensor- or
     /// expert-parallel group the site's jobs keep together never spans two racks. 1: any cut.
     pub piece_multiple: u32,
+    /// Within the racks a multi-rack job gets anyway, cut it after a multiple of this many
+    /// trays when those racks allow it (16 + 16 rather than 18 + 14): a preference that never
+    /// changes the racks or makes a job wait, so groups of up to this many trays (and every
+    /// power of two below it) stay on NVLink at no cost to packing. 1: fullest racks first.
+    pub prefer_piece_multiple: u32,
 }
 
 impl Policy {
@@ -191,6 +200,7 @@ impl Default for Policy {
             flat_partitions: Vec::new(),
             switches: Switches::Off,
             piece_multiple: 1,
+            prefer_piece_multiple: DEFAULT_PREFER_PIECE_MULTIPLE,
         }
     }
 }
@@ -325,6 +335,12 @@ impl Config {
         }
         if p.piece_multiple != 1 {
             out.push_str(&format!("piece_multiple = {}\n", p.piece_multiple));
+        }
+        if p.prefer_piece_multiple != DEFAULT_PREFER_PIECE_MULTIPLE {
+            out.push_str(&format!(
+                "prefer_piece_multiple = {}\n",
+                p.prefer_piece_multiple
+            ));
         }
         for rack in &self.racks {
             let mut nodes = hostlist::compress(&rack.nodes);

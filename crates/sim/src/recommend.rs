@@ -14,7 +14,9 @@ use super::job::Job;
 use super::policy::PolicyKind;
 use super::policy_report::PolicyReport;
 use super::simulation::{simulate_all, SimConfig};
-use crate::config::{EndTime, MultiRack, Policy, SegmentPlacement, Switches};
+use crate::config::{
+    EndTime, MultiRack, Policy, SegmentPlacement, Switches, DEFAULT_PREFER_PIECE_MULTIPLE,
+};
 
 /// One setting tried: the key as topology.toml spells it and the policy it gives.
 #[derive(Debug, Clone)]
@@ -33,8 +35,14 @@ pub fn candidates(base: &Policy) -> Vec<Candidate> {
     let mut add = |key: String, change: &dyn Fn(&mut Policy)| {
         let mut policy = base.clone();
         change(&mut policy);
-        // piece_multiple shapes fewest-racks pieces only; topology.toml refuses it elsewhere.
-        let valid = policy.piece_multiple == 1 || policy.multi_rack == MultiRack::FewestRacks;
+        // piece_multiple and prefer_piece_multiple shape fewest-racks pieces only;
+        // topology.toml refuses them elsewhere, and a preference that cuts the rule's groups.
+        let fewest = policy.multi_rack == MultiRack::FewestRacks;
+        let changed_prefer = policy.prefer_piece_multiple != base.prefer_piece_multiple;
+        let valid = (policy.piece_multiple == 1 || fewest)
+            && (!changed_prefer || policy.prefer_piece_multiple == 1 || fewest)
+            && (policy.prefer_piece_multiple % policy.piece_multiple == 0
+                || policy.prefer_piece_multiple == 1);
         if policy != *base && valid {
             out.push(Candidate { key, policy });
         }
@@ -71,6 +79,11 @@ pub fn candidates(base: &Policy) -> Vec<Candidate> {
     }
     for m in [1, 2, 8] {
         add(format!("piece_multiple = {m}"), &|p| p.piece_multiple = m);
+    }
+    for m in [1, DEFAULT_PREFER_PIECE_MULTIPLE] {
+        add(format!("prefer_piece_multiple = {m}"), &|p| {
+            p.prefer_piece_multiple = m
+        });
     }
     out
 }
@@ -201,6 +214,7 @@ mod tests {
             .iter()
             .any(|c| c.key == "switches = { count = 1, wait_minutes = 30 }"));
         assert!(all.iter().any(|c| c.key == "piece_multiple = 8"));
+        assert!(all.iter().any(|c| c.key == "prefer_piece_multiple = 1"));
     }
 
     #[test]
@@ -223,6 +237,18 @@ mod tests {
         assert!(candidates(&balanced)
             .iter()
             .all(|c| c.policy.piece_multiple == 1));
+        let off = Policy {
+            multi_rack: MultiRack::StartNow,
+            prefer_piece_multiple: 1,
+            ..Policy::default()
+        };
+        assert!(
+            candidates(&off)
+                .iter()
+                .all(|c| c.policy.prefer_piece_multiple == 1
+                    || c.policy.multi_rack == MultiRack::FewestRacks),
+            "an explicit preference under start-now"
+        );
     }
 
     fn tried(key: &str, goodput: f64) -> Tried {

@@ -404,11 +404,13 @@ fn balanced_splits_give_equal_pieces_and_use_degraded_racks() {
 }
 
 /// `piece_multiple = 8`: a job larger than a rack is cut only between groups of 8 trays (an
-/// EP32 group never spans two racks), on the fewest racks that hold it that way. Without the
-/// setting (and without the plugin, in Slurm's node order) `-N 32` is 18 + 14 and `-N 20`
-/// 18 + 2, both cutting the group of trays 17-24; with it 16 + 16 and 16 + 4, the piece that
-/// is not a multiple last. Two racks with a drained tray each (17 free) give 16 + 16 too,
-/// where the tightest set would be 17 + 15; a job sized by GPUs gets the same pieces.
+/// EP32 group never spans two racks), on the fewest racks that hold it that way: `-N 32` is
+/// 16 + 16 and `-N 20` 16 + 4, the piece that is not a multiple last; two racks with a drained
+/// tray each (17 free) give 16 + 16, where the tightest set would be 17 + 15; a job sized by
+/// GPUs gets the same pieces. Where the default preference gives way, the rule does not:
+/// with 4 trays of rack1 busy, the tightest pair for `-N 32` is rack1's 14 + 18 of rack2
+/// (a cut after 14, what the preference and Slurm's node order give), and under the rule it
+/// is 16 + 16 on racks 2 and 3.
 #[test]
 fn piece_multiple_cuts_jobs_only_between_groups() {
     let (lab, _g) = Lab::claim();
@@ -426,12 +428,48 @@ fn piece_multiple_cuts_jobs_only_between_groups() {
     let on_degraded = per_rack(&lab.running_nodes(degraded));
     lab.cancel_all();
     let _ = lab.sl(&["scontrol", "update", "nodename=gb[001,019]", "state=resume"]);
+    lab.occupy("gb[001-004]");
+    let beside_busy = lab.submit(&["-N", "32", "--exclusive"]);
+    let on_whole = per_rack(&lab.running_nodes(beside_busy));
+    lab.cancel_all();
     lab.restart_with(&[]);
     let sizes = |pieces: &[(usize, usize)]| pieces.iter().map(|p| p.1).collect::<Vec<_>>();
     assert_eq!(sizes(&got[0]), [16, 16], "-N 32: {:?}", got[0]);
     assert_eq!(sizes(&got[1]), [16, 4], "-N 20: {:?}", got[1]);
     assert_eq!(sizes(&got[2]), [16, 16], "--gpus=128: {:?}", got[2]);
     assert_eq!(on_degraded, [(1, 16), (2, 16)], "drained gb001, gb019");
+    assert_eq!(on_whole, [(2, 16), (3, 16)], "gb[001-004] busy");
+}
+
+/// `prefer_piece_multiple` (8 by default): on empty racks `-N 32` and `--gpus=128` are cut
+/// 16 + 16 and `-N 40` 16 + 16 + 8, so no group of 8 trays spans two racks; `-N 36` needs
+/// both racks whole and stays 18 + 18 (the preference never changes the racks). With the
+/// preference off, and without the plugin (Slurm's node order), `-N 32` is 18 + 14.
+#[test]
+fn by_default_multi_rack_jobs_are_cut_between_groups_of_8_when_their_racks_allow() {
+    let (lab, _g) = Lab::claim();
+    let mut got = Vec::new();
+    for args in [
+        &["-N", "32"][..],
+        &["--gpus=128"],
+        &["-N", "40"],
+        &["-N", "36"],
+    ] {
+        let job = lab.submit(&[args, &["--exclusive"]].concat());
+        got.push(per_rack(&lab.running_nodes(job)));
+        lab.cancel_all();
+    }
+    lab.restart_with(&[("POLICY", "prefer_piece_multiple = 1")]);
+    let off = lab.submit(&["-N", "32", "--exclusive"]);
+    let without = per_rack(&lab.running_nodes(off));
+    lab.cancel_all();
+    lab.restart_with(&[]);
+    let sizes = |pieces: &[(usize, usize)]| pieces.iter().map(|p| p.1).collect::<Vec<_>>();
+    assert_eq!(sizes(&got[0]), [16, 16], "-N 32: {:?}", got[0]);
+    assert_eq!(sizes(&got[1]), [16, 16], "--gpus=128: {:?}", got[1]);
+    assert_eq!(sizes(&got[2]), [16, 16, 8], "-N 40: {:?}", got[2]);
+    assert_eq!(sizes(&got[3]), [18, 18], "-N 36: {:?}", got[3]);
+    assert_eq!(sizes(&without), [18, 14], "preference off: {without:?}");
 }
 
 #[test]

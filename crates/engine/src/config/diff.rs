@@ -180,7 +180,7 @@ pub fn describe_changes(old: &Config, new: &Config) -> Vec<String> {
 /// `field old -> new` for every policy field that differs, in file order.
 fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
     let list = |names: &[String]| format!("[{}]", names.join(", "));
-    let fields: [(&str, String, String); 10] = [
+    let fields: [(&str, String, String); 11] = [
         (
             "segment_placement",
             a.segment_placement.as_str().into(),
@@ -226,6 +226,11 @@ fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
             "piece_multiple",
             a.piece_multiple.to_string(),
             b.piece_multiple.to_string(),
+        ),
+        (
+            "prefer_piece_multiple",
+            a.prefer_piece_multiple.to_string(),
+            b.prefer_piece_multiple.to_string(),
         ),
     ];
     fields

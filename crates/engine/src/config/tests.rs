@@ -126,6 +126,7 @@ fn full_file_with_every_key() {
                 wait_minutes: 30,
             },
             piece_multiple: 1,
+            prefer_piece_multiple: DEFAULT_PREFER_PIECE_MULTIPLE,
         }
     );
     assert_eq!(config.racks[0].nodes, ["n3", "n1", "x"]);
@@ -570,6 +571,7 @@ fn to_toml_round_trips() {
             wait_minutes: 0,
         },
         piece_multiple: 1,
+        prefer_piece_multiple: 1,
     };
     // Order that compress would change, odd padding, and text needing escapes.
     config.racks[1].nodes = ["gb020", "gb019", "n9", "n10", "n08"]
@@ -722,4 +724,43 @@ fn piece_multiple_is_read_round_trips_and_is_checked_with_its_line() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("p.toml:2: policy.piece_multiple"), "{err}");
+}
+
+#[test]
+fn prefer_piece_multiple_defaults_to_8_round_trips_and_is_checked_with_its_line() {
+    let rack = "[[rack]]\nname = \"r\"\nnodes = \"gb[001-018]\"\n";
+    assert_eq!(toml_ok(rack).policy.prefer_piece_multiple, 8);
+    assert!(!toml_ok(rack).to_toml().contains("prefer_piece_multiple"));
+    let config = toml_ok(&format!("[policy]\nprefer_piece_multiple = 1\n{rack}"));
+    assert_eq!(config.policy.prefer_piece_multiple, 1);
+    let text = config.to_toml();
+    assert!(text.contains("prefer_piece_multiple = 1\n"), "{text}");
+    assert_eq!(
+        parse_toml(&text, Path::new("x.toml")).unwrap().policy,
+        config.policy
+    );
+    // Under another multi_rack rule the default says nothing and is accepted.
+    toml_ok(&format!("[policy]\nmulti_rack = \"balanced\"\n{rack}"));
+    for (policy, want) in [
+        (
+            "prefer_piece_multiple = 0",
+            "t.toml:2: policy.prefer_piece_multiple: must be between 1 and 18, got 0",
+        ),
+        (
+            "multi_rack = \"start-now\"\nprefer_piece_multiple = 4",
+            "t.toml:3: policy.prefer_piece_multiple: prefer_piece_multiple = 4 shapes the \
+             pieces of multi_rack = \"fewest-racks\", not of multi_rack = \"start-now\"",
+        ),
+        (
+            "piece_multiple = 4\nprefer_piece_multiple = 6",
+            "t.toml:3: policy.prefer_piece_multiple: prefer_piece_multiple = 6 would cut \
+             between the groups of piece_multiple = 4: use a multiple of 4, or 1",
+        ),
+    ] {
+        let text = format!("[policy]\n{policy}\n{rack}");
+        let err = parse_toml(&text, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
 }

@@ -39,6 +39,8 @@ struct PolicySpans {
     flat_partitions: Vec<Spanned<String>>,
     #[serde(default)]
     piece_multiple: Option<Spanned<u32>>,
+    #[serde(default)]
+    prefer_piece_multiple: Option<Spanned<u32>>,
 }
 
 /// The `[policy]` key lines, when the table exists.
@@ -183,31 +185,41 @@ fn check_flat_partitions(text: &str, file: &Path) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// `[policy] piece_multiple`: a group no larger than a rack (a larger one cannot be kept
-/// whole by any cut), and only with `multi_rack = "fewest-racks"`, whose pieces it shapes.
+/// `[policy] piece_multiple` and `prefer_piece_multiple`: a group no larger than a rack (a
+/// larger one cannot be kept whole by any cut), only with `multi_rack = "fewest-racks"`,
+/// whose pieces they shape, and a preference that keeps the rule's cuts.
 fn check_piece_multiple(
     text: &str,
     file: &Path,
     policy: &Policy,
     trays_per_rack: u32,
 ) -> Result<(), ConfigError> {
-    const FIELD: &str = "policy.piece_multiple";
-    let Some(value) = policy_spans(text).and_then(|p| p.piece_multiple) else {
+    let Some(spans) = policy_spans(text) else {
         return Ok(());
     };
-    let line = Some(line_of(text, value.span().start));
-    let multiple = check_count(file, *value.get_ref(), trays_per_rack, line, FIELD)?;
-    if multiple > 1 && policy.multi_rack != MultiRack::FewestRacks {
-        return Err(ConfigError::new(
-            file,
-            line,
-            Some(FIELD),
-            format!(
-                "piece_multiple = {multiple} shapes the pieces of multi_rack = \"fewest-racks\", \
+    for (key, value) in [
+        ("piece_multiple", spans.piece_multiple),
+        ("prefer_piece_multiple", spans.prefer_piece_multiple),
+    ] {
+        let Some(value) = value else { continue };
+        let field = format!("policy.{key}");
+        let line = Some(line_of(text, value.span().start));
+        let multiple = check_count(file, *value.get_ref(), trays_per_rack, line, &field)?;
+        let refuse = |why: String| Err(ConfigError::new(file, line, Some(&field), why));
+        if multiple > 1 && policy.multi_rack != MultiRack::FewestRacks {
+            return refuse(format!(
+                "{key} = {multiple} shapes the pieces of multi_rack = \"fewest-racks\", \
                  not of multi_rack = \"{}\"",
                 policy.multi_rack.as_str()
-            ),
-        ));
+            ));
+        }
+        let rule = policy.piece_multiple;
+        if key == "prefer_piece_multiple" && multiple > 1 && rule > 1 && multiple % rule != 0 {
+            return refuse(format!(
+                "prefer_piece_multiple = {multiple} would cut between the groups of \
+                 piece_multiple = {rule}: use a multiple of {rule}, or 1"
+            ));
+        }
     }
     Ok(())
 }

@@ -163,13 +163,15 @@ mod tests {
     }
 
     /// The claim that `fewest-racks` needs whole racks for `-N 48` does not hold: its tightest
-    /// set also takes three racks with a down tray each, filled fullest first.
+    /// set also takes three racks with a down tray each, filled fullest first (without the
+    /// preferred cuts, which would make them 16 + 16 + 16 here).
     #[test]
     fn fewest_racks_also_uses_degraded_racks_but_in_uneven_pieces() {
         let one_down = "x.................";
         let whole = "..................";
         let kit = kit(&[one_down, one_down, one_down, whole]).with_policy(|p| {
             p.multi_rack = MultiRack::FewestRacks;
+            p.prefer_piece_multiple = 1;
         });
         let got = &placements(&kit.topo, &kit.view, &JobRequest::nodes(48)).unwrap()[0];
         assert_eq!(got.pieces, vec![(0, 17), (1, 17), (2, 14)]);

@@ -10,6 +10,7 @@
 
 use super::room::{Ctx, Room};
 use super::Piece;
+use crate::config::MultiRack;
 use crate::topology::Topology;
 
 /// Stop the search after this many steps and keep the best set found so far (only reachable
@@ -24,15 +25,62 @@ pub(super) fn tightest_set(
     rooms: &[&Room],
     n: usize,
     max_rack: usize,
-    multiple: usize,
+    cuts: Cuts,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
-    if let Some(cap) = aligned_cap(max_rack, multiple) {
-        return aligned_set(rooms, n, cap, multiple, topo);
+    if let Some(cap) = aligned_cap(max_rack, cuts.multiple) {
+        return aligned_set(rooms, n, cap, cuts, topo);
     }
     let k = n.div_ceil(max_rack);
     let racks = tightest_racks(&Buckets::of_rooms(rooms, n, max_rack, k, topo)?, k, topo)?;
-    pieces_of(&racks, n)
+    pieces_of(&racks, n, cuts.preferred, topo)
+}
+
+/// Where a multi-rack job may be cut: after any multiple of `multiple` trays
+/// (`piece_multiple`, a rule), and, when the chosen racks allow it, after a multiple of
+/// `preferred` (`prefer_piece_multiple`, a preference that never changes the racks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Cuts {
+    pub multiple: usize,
+    pub preferred: usize,
+}
+
+impl Cuts {
+    /// Any cut: the nodes `-w` names set them.
+    pub const ANY: Cuts = Cuts {
+        multiple: 1,
+        preferred: 1,
+    };
+
+    /// The policy's cuts. The preference counts only where it keeps the rule (a multiple of
+    /// it), which topology.toml checks.
+    pub fn of(topo: &Topology) -> Cuts {
+        let multiple = topo.policy.piece_multiple.max(1) as usize;
+        let preferred = topo.policy.prefer_piece_multiple.max(1) as usize;
+        Cuts {
+            multiple,
+            preferred: if preferred % multiple == 0 {
+                preferred
+            } else {
+                1
+            },
+        }
+    }
+
+    /// Do `pieces` (of a multi-rack job) fall on the preferred cuts, so that Slurm should be
+    /// offered exactly them first? Without it a job whose count Slurm picks is offered the
+    /// racks' free trays, as before the preference.
+    pub fn cut_on_preferred(&self, pieces: &[Piece], topo: &Topology) -> bool {
+        let first_node = |p: &Piece| topo.racks[p.rack].nodes.iter().min().copied();
+        let last = pieces.iter().max_by_key(|p| first_node(p));
+        self.preferred > 1
+            && topo.policy.multi_rack == MultiRack::FewestRacks
+            && pieces.len() > 1
+            && pieces
+                .iter()
+                .filter(|p| Some(*p) != last)
+                .all(|p| p.trays % self.preferred == 0)
+    }
 }
 
 /// How many racks a job of `n` trays takes at least: `ceil(n / c)` where `c` is the most a
@@ -56,9 +104,10 @@ fn aligned_set(
     rooms: &[&Room],
     n: usize,
     cap: usize,
-    multiple: usize,
+    cuts: Cuts,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
+    let multiple = cuts.multiple;
     let k = n.div_ceil(cap);
     let rounded: Vec<Room> = rooms
         .iter()
@@ -69,8 +118,12 @@ fn aligned_set(
         .collect();
     let refs: Vec<&Room> = rounded.iter().collect();
     let mut racks = tightest_racks(&Buckets::of_rooms(&refs, n, cap, k, topo)?, k, topo)?;
+    in_node_order(&mut racks, topo);
+    pieces_of(&racks, n, cuts.preferred, topo)
+}
+
+fn in_node_order(racks: &mut [Room], topo: &Topology) {
     racks.sort_by_key(|r| topo.racks[r.rack].nodes.iter().min().copied());
-    pieces_of(&racks, n)
 }
 
 /// [`tightest_set`] over every rack, read off the view's free index: only the racks a set
@@ -79,11 +132,47 @@ pub(super) fn tightest_set_indexed(ctx: &Ctx, n: usize) -> Option<Vec<Piece>> {
     let max_rack = ctx.topo.max_rack_size();
     let k = n.div_ceil(max_rack);
     let racks = tightest_racks(&Buckets::of_index(ctx, n, max_rack, k)?, k, ctx.topo)?;
-    pieces_of(&racks, n)
+    pieces_of(&racks, n, Cuts::of(ctx.topo).preferred, ctx.topo)
+}
+
+/// `n` trays from `racks`: cut after multiples of `preferred` trays when these racks allow it
+/// ([`cut_on_multiples`]), else each rack in the given order giving all its free trays but
+/// the last.
+fn pieces_of(racks: &[Room], n: usize, preferred: usize, topo: &Topology) -> Option<Vec<Piece>> {
+    if preferred > 1 {
+        let mut ordered = racks.to_vec();
+        in_node_order(&mut ordered, topo);
+        if let Some(pieces) = cut_on_multiples(&ordered, n, preferred) {
+            return Some(pieces);
+        }
+    }
+    fill_in_order(racks, n)
+}
+
+/// `n` trays from `racks` in node order, every piece but the last a multiple of `m`, or
+/// `None` when these racks cannot be cut so. Each rack but the last gives the largest
+/// multiple it can, which leaves the least to the last rack, so this finds a cut whenever
+/// one exists.
+fn cut_on_multiples(racks: &[Room], n: usize, m: usize) -> Option<Vec<Piece>> {
+    let mut pieces = Vec::with_capacity(racks.len());
+    let mut left = n;
+    for (i, r) in racks.iter().enumerate() {
+        let last = i + 1 == racks.len();
+        let take = if last { left } else { r.free.min(left) / m * m };
+        if take == 0 || take > r.free || (!last && take == left) {
+            return None;
+        }
+        pieces.push(Piece {
+            rack: r.rack,
+            trays: take,
+        });
+        left -= take;
+    }
+    Some(pieces)
 }
 
 /// `n` trays from `racks` in their order, each giving all its free trays but the last.
-fn pieces_of(racks: &[Room], n: usize) -> Option<Vec<Piece>> {
+fn fill_in_order(racks: &[Room], n: usize) -> Option<Vec<Piece>> {
     let mut pieces = Vec::new();
     let mut left = n;
     for h in racks {
@@ -271,7 +360,7 @@ mod tests {
     fn set(free: &[usize], n: usize) -> Option<Vec<(usize, usize)>> {
         let rs = rooms(free);
         let refs: Vec<&Room> = rs.iter().collect();
-        let pieces = tightest_set(&refs, n, 18, 1, &racks(free.len(), true))?;
+        let pieces = tightest_set(&refs, n, 18, Cuts::ANY, &racks(free.len(), true))?;
         Some(pieces.iter().map(|p| (p.rack, p.trays)).collect())
     }
 
@@ -302,7 +391,7 @@ mod tests {
         let rs = rooms(&[18, 10, 9, 1]);
         let refs: Vec<&Room> = rs.iter().collect();
         // Without prefer_degraded either exact set will do; it is still exact.
-        let p = tightest_set(&refs, 19, 18, 1, &racks(4, false)).unwrap();
+        let p = tightest_set(&refs, 19, 18, Cuts::ANY, &racks(4, false)).unwrap();
         assert_eq!(p.iter().map(|p| p.trays).sum::<usize>(), 19);
     }
 

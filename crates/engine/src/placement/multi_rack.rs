@@ -4,8 +4,9 @@
 
 use std::cmp::Reverse;
 
+use super::fewest_racks::{self, Cuts};
 use super::room::{Ctx, Room};
-use super::{fewest_racks, Piece, Reject, WaitReason};
+use super::{Piece, Reject, WaitReason};
 use crate::topology::Topology;
 
 /// A job larger than a rack, without `--segment`, under `multi_rack = "fewest-racks"`: the
@@ -16,16 +17,15 @@ use crate::topology::Topology;
 pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<Vec<Piece>, Reject> {
     let topo = ctx.topo;
     let largest = topo.max_rack_size();
-    // The nodes -w names set the cuts; piece_multiple does not move them.
-    let multiple = if ctx.required.is_empty() {
-        topo.policy.piece_multiple as usize
+    // The nodes -w names set the cuts; piece_multiple and its preference do not move them.
+    let cuts = if ctx.required.is_empty() {
+        Cuts::of(topo)
     } else {
-        1
+        Cuts::ANY
     };
-    let wait = || no_fewest_racks(topo, n, multiple);
-    let tightest = |members: &[&Room], n: usize| {
-        fewest_racks::tightest_set(members, n, largest, multiple, topo)
-    };
+    let wait = || no_fewest_racks(topo, n, cuts.multiple);
+    let tightest =
+        |members: &[&Room], n: usize| fewest_racks::tightest_set(members, n, largest, cuts, topo);
     if !ctx.required.is_empty() {
         return with_required_racks(rooms, n, n.div_ceil(largest), tightest).ok_or_else(wait);
     }

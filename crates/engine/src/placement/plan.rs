@@ -2,6 +2,7 @@
 //! ([`Placement`]) made of pieces, one per rack ([`Piece`]), built only when tried.
 
 use super::balanced::plan_balanced;
+use super::fewest_racks::Cuts;
 use super::multi_rack::{plan_fewest_racks, plan_fewest_racks_indexed, plan_start_now};
 use super::one_rack::{by_free_index, plan_one_rack, IndexedFits};
 use super::piece::{Piece, Placement};
@@ -136,9 +137,11 @@ pub fn plan<'a>(
         None if fits_one_rack => one_rack(&ctx, req).map(|a| (a, !req.is_flexible())),
         _ => lightest_pieces(&ctx, req, n).map(|pieces| {
             let policy = &ctx.topo.policy;
-            let cut_on_groups =
-                policy.piece_multiple > 1 && req.segment.is_none() && ctx.required.is_empty();
-            let shaped = policy.multi_rack == MultiRack::Balanced || cut_on_groups;
+            let cuts = Cuts::of(ctx.topo);
+            let shaped = policy.multi_rack == MultiRack::Balanced
+                || (req.segment.is_none()
+                    && ctx.required.is_empty()
+                    && (cuts.multiple > 1 || cuts.cut_on_preferred(&pieces, ctx.topo)));
             (several_racks(&ctx, req, pieces, shaped), !req.is_flexible())
         }),
     };

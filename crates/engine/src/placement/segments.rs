@@ -3,8 +3,9 @@
 //! larger than a rack (Slurm 25.11+). One segment is a one-rack job (`one_rack`); several
 //! in as few racks as possible is `multi_rack::plan_start_now`.
 
+use super::fewest_racks::{self, Cuts};
 use super::room::{Ctx, Room};
-use super::{fewest_racks, Piece, Reject, WaitReason};
+use super::{Piece, Reject, WaitReason};
 use crate::free_index::{sort_into_slots, FreeIndex};
 
 /// Segments larger than a rack (Slurm 25.11+): each one over the fewest racks, the tightest
@@ -21,14 +22,13 @@ pub(super) fn oversized_segments(
     let mut pieces: Vec<Piece> = Vec::new();
     for i in 0..count {
         let refs: Vec<&Room> = left.iter().collect();
-        let set = fewest_racks::tightest_set(&refs, s, topo.max_rack_size(), 1, topo).ok_or(
-            Reject::NotNow(WaitReason::NoRacksForSegment {
+        let set = fewest_racks::tightest_set(&refs, s, topo.max_rack_size(), Cuts::ANY, topo)
+            .ok_or(Reject::NotNow(WaitReason::NoRacksForSegment {
                 racks: s.div_ceil(topo.max_rack_size()),
                 segment: s,
                 index: i + 1,
                 segments: count,
-            }),
-        )?;
+            }))?;
         for taken in set {
             let room = &mut left[taken.rack];
             room.free -= taken.trays;

@@ -48,6 +48,20 @@ pub struct ReplayReport {
     /// `--cloud`: what it measures, and the driver's ends per lab.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloud: Option<CloudReport>,
+    /// The `prefer_piece_multiple` the labs' topology/nvl72 ran with (its default: the labs
+    /// write no `[policy]`). Reports from before the key: none, which ran as 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefer_piece_multiple: Option<u32>,
+}
+
+impl ReplayReport {
+    /// The simulator configuration that predicts this run: the report's, with the nvl72
+    /// engine's policy as the labs' plugin had it.
+    pub fn prediction_config(&self) -> SimConfig {
+        let mut cfg = self.sim.clone();
+        cfg.policy.prefer_piece_multiple = self.prefer_piece_multiple.unwrap_or(1);
+        cfg
+    }
 }
 
 impl ReplayReport {
