@@ -9,7 +9,8 @@
 //! One question per file: `request` (what is asked), `validate` (can it ever fit), `reject`
 //! (why not), `room` (a rack's room for the job, the shared tie-break, which trays it gets),
 //! `one_rack`, `multi_rack` (+ the `fewest_racks` search, and `balanced` pieces), `segments`,
-//! `rack_limit` (a job's `--switches`), `piece` (a rack's share and a node set), and `plan`
+//! `rack_order` (the best-fit order of racks every such rule reads, off the free index or
+//! sorted rooms), `rack_limit` (a job's `--switches`), `piece` (a rack's share and a node set), and `plan`
 //! (the ranked answer).
 #![forbid(unsafe_code)]
 
@@ -20,6 +21,7 @@ mod one_rack;
 mod piece;
 mod plan;
 mod rack_limit;
+mod rack_order;
 #[doc(hidden)]
 #[cfg(any(test, feature = "testkit"))]
 pub mod reference;

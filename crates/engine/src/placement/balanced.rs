@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 
 use super::fewest_racks::{tightest_racks, Buckets};
 use super::multi_rack::{plan_fewest_racks, rooms_by_group};
+use super::rack_order::{RackOrder, Racks};
 use super::room::{Ctx, Room};
 use super::{Piece, Reject, WaitReason};
 use crate::topology::Topology;
@@ -23,7 +24,7 @@ use crate::topology::Topology;
 pub(super) fn plan_balanced(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<Vec<Piece>, Reject> {
     let topo = ctx.topo;
     if !ctx.required.is_empty() {
-        return plan_fewest_racks(ctx, rooms, n);
+        return plan_fewest_racks(ctx, Racks::Rooms(rooms), n);
     }
     let k = n.div_ceil(topo.max_rack_size());
     balanced_pieces(topo, rooms, n, k).ok_or(Reject::NotNow(WaitReason::NoFewestRacks {
@@ -78,7 +79,8 @@ fn balanced_set(topo: &Topology, rooms: &[&Room], n: usize, k: usize) -> Option<
     }
     let holds = |cap: usize| frees.iter().map(|&f| f.min(cap)).sum::<usize>() >= n;
     let cap = (n.div_ceil(k.max(1))..=topo.max_rack_size()).find(|&c| holds(c))?;
-    let racks = tightest_racks(&Buckets::of_rooms(rooms, n, cap, k, topo)?, k, topo)?;
+    let order = RackOrder::of_rooms(topo, rooms.iter().copied());
+    let racks = tightest_racks(&Buckets::of(&order, n, cap, k)?, k, topo)?;
     Some(Balanced { racks, cap })
 }
 

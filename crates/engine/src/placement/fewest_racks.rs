@@ -8,7 +8,8 @@
 //! up to at most `D = k*M - n`, which is below `M`. So only racks with a deficit of at most
 //! `D` matter, and the search runs over deficit values (at most 18 for NVL72), not racks.
 
-use super::room::{Ctx, Room};
+use super::rack_order::RackOrder;
+use super::room::Room;
 use super::Piece;
 use crate::config::MultiRack;
 use crate::topology::Topology;
@@ -22,17 +23,17 @@ const SEARCH_BUDGET: usize = 100_000;
 /// the set is searched on each rack's free trays rounded down to a multiple of it (see
 /// [`aligned_set`]).
 pub(super) fn tightest_set(
-    rooms: &[&Room],
+    order: &RackOrder,
     n: usize,
     max_rack: usize,
     cuts: Cuts,
     topo: &Topology,
 ) -> Option<Vec<Piece>> {
     if let Some(cap) = aligned_cap(max_rack, cuts.multiple) {
-        return aligned_set(rooms, n, cap, cuts, topo);
+        return aligned_set(order, n, cap, cuts, topo);
     }
     let k = n.div_ceil(max_rack);
-    let racks = tightest_racks(&Buckets::of_rooms(rooms, n, max_rack, k, topo)?, k, topo)?;
+    let racks = tightest_racks(&Buckets::of(order, n, max_rack, k)?, k, topo)?;
     pieces_of(&racks, n, cuts.preferred, topo)
 }
 
@@ -101,7 +102,7 @@ fn aligned_cap(max_rack: usize, multiple: usize) -> Option<usize> {
 /// is such a multiple (Slurm ranks a job's nodes in node order, so the cuts fall on group
 /// boundaries and only the job's own partial last group, if any, ends in the last rack).
 fn aligned_set(
-    rooms: &[&Room],
+    order: &RackOrder,
     n: usize,
     cap: usize,
     cuts: Cuts,
@@ -109,30 +110,23 @@ fn aligned_set(
 ) -> Option<Vec<Piece>> {
     let multiple = cuts.multiple;
     let k = n.div_ceil(cap);
-    let rounded: Vec<Room> = rooms
-        .iter()
-        .map(|r| Room {
-            free: r.free / multiple * multiple,
-            ..(*r).clone()
+    let rounded: Vec<Room> = (0..order.len())
+        .map(|at| {
+            let r = order.room_at(at);
+            Room {
+                free: r.free / multiple * multiple,
+                ..r
+            }
         })
         .collect();
-    let refs: Vec<&Room> = rounded.iter().collect();
-    let mut racks = tightest_racks(&Buckets::of_rooms(&refs, n, cap, k, topo)?, k, topo)?;
+    let rounded = RackOrder::of_rooms(topo, &rounded);
+    let mut racks = tightest_racks(&Buckets::of(&rounded, n, cap, k)?, k, topo)?;
     in_node_order(&mut racks, topo);
     pieces_of(&racks, n, cuts.preferred, topo)
 }
 
 fn in_node_order(racks: &mut [Room], topo: &Topology) {
     racks.sort_by_key(|r| topo.racks[r.rack].nodes.iter().min().copied());
-}
-
-/// [`tightest_set`] over every rack, read off the view's free index: only the racks a set
-/// could use are looked at.
-pub(super) fn tightest_set_indexed(ctx: &Ctx, n: usize) -> Option<Vec<Piece>> {
-    let max_rack = ctx.topo.max_rack_size();
-    let k = n.div_ceil(max_rack);
-    let racks = tightest_racks(&Buckets::of_index(ctx, n, max_rack, k)?, k, ctx.topo)?;
-    pieces_of(&racks, n, Cuts::of(ctx.topo).preferred, ctx.topo)
 }
 
 /// `n` trays from `racks`: cut after multiples of `preferred` trays when these racks allow it
@@ -197,54 +191,24 @@ pub(super) struct Buckets {
 }
 
 impl Buckets {
-    /// The buckets of `rooms`; `None` when no `k` racks can hold `n` at that cap.
-    pub(super) fn of_rooms(
-        rooms: &[&Room],
-        n: usize,
-        cap: usize,
-        k: usize,
-        topo: &Topology,
-    ) -> Option<Buckets> {
+    /// The buckets of the racks of `order`; `None` when no `k` racks can hold `n` at that
+    /// cap. The order has each bucket's racks in the order a set takes them, and only the
+    /// front of each is read.
+    pub(super) fn of(order: &RackOrder, n: usize, cap: usize, k: usize) -> Option<Buckets> {
         let budget = (k * cap).checked_sub(n)?;
-        let mut buckets: Vec<Vec<&Room>> = vec![Vec::new(); budget + 1];
-        // A rack without a free tray would be a piece of none (only reachable when `k` racks
-        // leave more than `cap` trays to spare).
-        for h in rooms.iter().filter(|h| h.free > 0) {
-            if let Some(bucket) = cap
-                .checked_sub(h.free.min(cap))
-                .and_then(|d| buckets.get_mut(d))
-            {
-                bucket.push(h);
-            }
-        }
-        for bucket in &mut buckets {
-            bucket.sort_by_key(|h| (h.free, h.tie_break(topo)));
-        }
-        Some(Buckets {
-            len: buckets.iter().map(Vec::len).collect(),
-            front: buckets
-                .iter()
-                .map(|b| b.iter().take(k).map(|&h| h.clone()).collect())
-                .collect(),
-        })
-    }
-
-    /// [`Buckets::of_rooms`] of every rack, from the view's free index (in that order
-    /// already): only the racks at the front of each bucket are read.
-    pub(super) fn of_index(ctx: &Ctx, n: usize, cap: usize, k: usize) -> Option<Buckets> {
-        let index = &ctx.view.free_index;
-        let budget = (k * cap).checked_sub(n)?;
+        // A rack without a free tray would be a piece of none (only reachable when `k`
+        // racks leave more than `cap` trays to spare).
         let at = |d: usize| match d {
-            0 => index.at_least(cap),
-            d if d < cap => index.exactly(cap - d),
-            _ => 0..0, // racks without a free tray
+            0 => order.at_least(cap),
+            d if d < cap => order.exactly(cap - d),
+            _ => 0..0,
         };
         let ranges: Vec<std::ops::Range<usize>> = (0..=budget).map(at).collect();
         Some(Buckets {
             len: ranges.iter().map(|r| r.len()).collect(),
             front: ranges
                 .into_iter()
-                .map(|r| r.take(k).map(|i| ctx.room(index.rack(i))).collect())
+                .map(|r| r.take(k).map(|at| order.room_at(at)).collect())
                 .collect(),
         })
     }
@@ -358,9 +322,9 @@ mod tests {
 
     /// The tightest set as `(rack, trays)` pairs.
     fn set(free: &[usize], n: usize) -> Option<Vec<(usize, usize)>> {
-        let rs = rooms(free);
-        let refs: Vec<&Room> = rs.iter().collect();
-        let pieces = tightest_set(&refs, n, 18, Cuts::ANY, &racks(free.len(), true))?;
+        let topo = racks(free.len(), true);
+        let order = RackOrder::of_rooms(&topo, &rooms(free));
+        let pieces = tightest_set(&order, n, 18, Cuts::ANY, &topo)?;
         Some(pieces.iter().map(|p| (p.rack, p.trays)).collect())
     }
 
@@ -388,10 +352,10 @@ mod tests {
     fn fewer_whole_racks_on_equal_free_trays() {
         // 19 trays: {18, 1} and {10, 9} both leave 0; {10, 9} keeps the whole rack.
         assert_eq!(set(&[18, 10, 9, 1], 19), Some(vec![(1, 10), (2, 9)]));
-        let rs = rooms(&[18, 10, 9, 1]);
-        let refs: Vec<&Room> = rs.iter().collect();
+        let topo = racks(4, false);
+        let order = RackOrder::of_rooms(&topo, &rooms(&[18, 10, 9, 1]));
         // Without prefer_degraded either exact set will do; it is still exact.
-        let p = tightest_set(&refs, 19, 18, Cuts::ANY, &racks(4, false)).unwrap();
+        let p = tightest_set(&order, 19, 18, Cuts::ANY, &topo).unwrap();
         assert_eq!(p.iter().map(|p| p.trays).sum::<usize>(), 19);
     }
 

@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 
 use super::fewest_racks::{self, Cuts};
+use super::rack_order::{RackOrder, Racks};
 use super::room::{Ctx, Room};
 use super::{Piece, Reject, WaitReason};
 use crate::topology::Topology;
@@ -14,7 +15,7 @@ use crate::topology::Topology;
 /// wait. With `-w` nodes the racks holding them are part of the set and filled first; the
 /// rest of the job goes to the tightest set of further racks, and the job waits when that
 /// needs more racks than the fewest possible.
-pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<Vec<Piece>, Reject> {
+pub(super) fn plan_fewest_racks(ctx: &Ctx, racks: Racks, n: usize) -> Result<Vec<Piece>, Reject> {
     let topo = ctx.topo;
     let largest = topo.max_rack_size();
     // The nodes -w names set the cuts; piece_multiple and its preference do not move them.
@@ -24,31 +25,28 @@ pub(super) fn plan_fewest_racks(ctx: &Ctx, rooms: &[Room], n: usize) -> Result<V
         Cuts::ANY
     };
     let wait = || no_fewest_racks(topo, n, cuts.multiple);
-    let tightest =
-        |members: &[&Room], n: usize| fewest_racks::tightest_set(members, n, largest, cuts, topo);
+    let tightest = |members: &[&Room], n: usize| {
+        let order = RackOrder::of_rooms(topo, members.iter().copied());
+        fewest_racks::tightest_set(&order, n, largest, cuts, topo)
+    };
     if !ctx.required.is_empty() {
-        return with_required_racks(rooms, n, n.div_ceil(largest), tightest).ok_or_else(wait);
+        let rooms = racks.rooms();
+        return with_required_racks(&rooms, n, n.div_ceil(largest), tightest).ok_or_else(wait);
     }
-    let free_of =
-        |pieces: &Vec<Piece>| -> usize { pieces.iter().map(|p| rooms[p.rack].free).sum() };
     let mut best = None;
-    if topo.policy.prefer_same_group {
-        best = rooms_by_group(topo, rooms)
+    if topo.policy.prefer_same_group && !topo.groups.is_empty() {
+        let rooms = racks.rooms();
+        let free_of =
+            |pieces: &Vec<Piece>| -> usize { pieces.iter().map(|p| rooms[p.rack].free).sum() };
+        best = rooms_by_group(topo, &rooms)
             .iter()
             .filter_map(|members| tightest(members, n))
             .min_by_key(free_of);
     }
     if best.is_none() {
-        let all: Vec<&Room> = rooms.iter().collect();
-        best = tightest(&all, n);
+        best = fewest_racks::tightest_set(&racks.order(topo), n, largest, cuts, topo);
     }
     best.ok_or_else(wait)
-}
-
-/// [`plan_fewest_racks`] without `-w` nodes or rack groups to prefer, from the view's free
-/// index.
-pub(super) fn plan_fewest_racks_indexed(ctx: &Ctx, n: usize) -> Result<Vec<Piece>, Reject> {
-    fewest_racks::tightest_set_indexed(ctx, n).ok_or_else(|| no_fewest_racks(ctx.topo, n, 1))
 }
 
 fn no_fewest_racks(topo: &Topology, n: usize, multiple: usize) -> Reject {

@@ -3,15 +3,13 @@
 
 use super::balanced::plan_balanced;
 use super::fewest_racks::Cuts;
-use super::multi_rack::{plan_fewest_racks, plan_fewest_racks_indexed, plan_start_now};
+use super::multi_rack::{plan_fewest_racks, plan_start_now};
 use super::one_rack::{by_free_index, plan_one_rack, IndexedFits};
 use super::piece::{Piece, Placement};
 use super::rack_limit;
-use super::room::{Ctx, Room};
-use super::segments::{
-    best_fit_segments, best_fit_segments_indexed, oversized_segments, spread_segments,
-    spread_segments_indexed,
-};
+use super::rack_order::Racks;
+use super::room::Ctx;
+use super::segments::{best_fit_segments, oversized_segments, spread_segments};
 use super::validate::{required_rack_list, validate};
 use super::{JobRequest, RackLimit, Reject, WaitReason};
 use crate::config::{MultiRack, SegmentPlacement};
@@ -181,10 +179,12 @@ fn one_rack(ctx: &Ctx, req: &JobRequest) -> Result<Alternatives, Reject> {
 /// at most weight `w` for the least `w` that works (a binary search: more trays never make a
 /// plan fail), so heavier trays are used only when the lighter ones cannot hold the job.
 fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
-    if let Some(pieces) = indexed_pieces(ctx, req, n) {
-        return pieces;
+    // The free index stands for every rack's room without weights or `-w` nodes: the rules
+    // that take racks best fit first then read only the racks they take.
+    if ctx.view.free_index.is_built() && !ctx.weighted && ctx.required.is_empty() {
+        return pieces_for(ctx, Racks::Index(ctx), req, n);
     }
-    let mut best = pieces_for(ctx, &ctx.rooms(), req, n)?;
+    let mut best = pieces_for(ctx, Racks::Rooms(&ctx.rooms()), req, n)?;
     if !ctx.weighted {
         return Ok(best);
     }
@@ -193,7 +193,7 @@ fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, 
     let (mut lo, mut hi) = (0, tiers.len().saturating_sub(1));
     while lo < hi {
         let mid = (lo + hi) / 2;
-        match pieces_for(ctx, &ctx.rooms_up_to(tiers[mid]), req, n) {
+        match pieces_for(ctx, Racks::Rooms(&ctx.rooms_up_to(tiers[mid])), req, n) {
             Ok(pieces) => {
                 best = pieces;
                 hi = mid;
@@ -204,78 +204,48 @@ fn lightest_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Result<Vec<Piece>, 
     Ok(best)
 }
 
-/// [`pieces_for`] on every rack, read off the view's free index where it stands for every
-/// rack's room (no weights, no `-w`, no rack group to prefer) and the rule takes racks in
-/// best-fit order: `fewest-racks`, and segments by best fit or spread. Only the racks a plan
-/// could take are read. `None`: rank every rack's room.
-fn indexed_pieces(ctx: &Ctx, req: &JobRequest, n: usize) -> Option<Result<Vec<Piece>, Reject>> {
-    let topo = ctx.topo;
-    if !ctx.view.free_index.is_built() || ctx.weighted || !ctx.required.is_empty() {
-        return None;
-    }
-    let grouped = topo.policy.prefer_same_group && !topo.groups.is_empty();
-    let pieces = match req.segments() {
-        Some((count, s)) if s <= topo.max_rack_size() => match req.segment_rule(topo) {
-            SegmentPlacement::BestFit => best_fit_segments_indexed(ctx, count, s),
-            SegmentPlacement::Spread => spread_segments_indexed(ctx, count, s),
-            SegmentPlacement::Consolidate => return None,
-        },
-        None if topo.policy.multi_rack == MultiRack::FewestRacks
-            && !grouped
-            && topo.policy.piece_multiple == 1 =>
-        {
-            plan_fewest_racks_indexed(ctx, n)
-        }
-        _ => return None,
-    };
-    match (&pieces, req.switches.and_then(RackLimit::active)) {
-        // Over the rack limit: its rules read every rack.
-        (Ok(p), Some(most)) if p.len() > most => None,
-        _ => Some(pieces),
-    }
-}
-
-/// The pieces of a multi-rack job or of several segments, on `rooms`, within the job's rack
+/// The pieces of a multi-rack job or of several segments, on `racks`, within the job's rack
 /// limit (`rack_limit::within`: plans over it fall back to the fewest racks, or wait).
-fn pieces_for(ctx: &Ctx, rooms: &[Room], req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
-    let pieces = rule_pieces(ctx, rooms, req, n)?;
+fn pieces_for(ctx: &Ctx, racks: Racks, req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
+    let pieces = rule_pieces(ctx, racks, req, n)?;
     match req.switches.and_then(RackLimit::active) {
-        Some(most) if pieces.len() > most => rack_limit::within(ctx, rooms, req, most, pieces),
+        Some(most) if pieces.len() > most => {
+            rack_limit::within(ctx, &racks.rooms(), req, most, pieces)
+        }
         _ => Ok(pieces),
     }
 }
 
-/// The pieces the rules give a multi-rack job or several segments, on `rooms`.
-fn rule_pieces(
-    ctx: &Ctx,
-    rooms: &[Room],
-    req: &JobRequest,
-    n: usize,
-) -> Result<Vec<Piece>, Reject> {
+/// The pieces the rules give a multi-rack job or several segments, on `racks`: the one
+/// place that picks the rule.
+fn rule_pieces(ctx: &Ctx, racks: Racks, req: &JobRequest, n: usize) -> Result<Vec<Piece>, Reject> {
+    let topo = ctx.topo;
     if let Some((count, s)) = req.segments() {
         if !ctx.required.is_empty() {
             // -w names every node (validate): each rack's share is its whole segments.
-            let named = rooms.iter().filter(|r| r.required > 0);
-            return Ok(named
+            let rooms = racks.rooms();
+            return Ok(rooms
+                .iter()
+                .filter(|r| r.required > 0)
                 .map(|r| Piece {
                     rack: r.rack,
                     trays: r.required,
                 })
                 .collect());
         }
-        if s > ctx.topo.max_rack_size() {
-            return oversized_segments(ctx, rooms, count, s);
+        if s > topo.max_rack_size() {
+            return oversized_segments(ctx, &racks.rooms(), count, s);
         }
-        return match req.segment_rule(ctx.topo) {
-            SegmentPlacement::BestFit => best_fit_segments(ctx, rooms, count, s),
-            SegmentPlacement::Consolidate => plan_start_now(ctx, rooms, count, s),
-            SegmentPlacement::Spread => spread_segments(ctx, rooms, count, s),
+        return match req.segment_rule(topo) {
+            SegmentPlacement::BestFit => best_fit_segments(ctx, &racks.order(topo), count, s),
+            SegmentPlacement::Consolidate => plan_start_now(ctx, &racks.rooms(), count, s),
+            SegmentPlacement::Spread => spread_segments(&racks.order(topo), count, s),
         };
     }
-    match ctx.topo.policy.multi_rack {
-        MultiRack::FewestRacks => plan_fewest_racks(ctx, rooms, n),
-        MultiRack::StartNow => plan_start_now(ctx, rooms, n, 1),
-        MultiRack::Balanced => plan_balanced(ctx, rooms, n),
+    match topo.policy.multi_rack {
+        MultiRack::FewestRacks => plan_fewest_racks(ctx, racks, n),
+        MultiRack::StartNow => plan_start_now(ctx, &racks.rooms(), n, 1),
+        MultiRack::Balanced => plan_balanced(ctx, &racks.rooms(), n),
     }
 }
 

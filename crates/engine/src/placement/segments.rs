@@ -4,9 +4,9 @@
 //! in as few racks as possible is `multi_rack::plan_start_now`.
 
 use super::fewest_racks::{self, Cuts};
+use super::rack_order::RackOrder;
 use super::room::{Ctx, Room};
 use super::{Piece, Reject, WaitReason};
-use crate::free_index::{sort_into_slots, FreeIndex};
 
 /// Segments larger than a rack (Slurm 25.11+): each one over the fewest racks, the tightest
 /// set of what the earlier segments left, as `multi_rack = "fewest-racks"` places a job that
@@ -21,14 +21,19 @@ pub(super) fn oversized_segments(
     let mut left: Vec<Room> = rooms.to_vec();
     let mut pieces: Vec<Piece> = Vec::new();
     for i in 0..count {
-        let refs: Vec<&Room> = left.iter().collect();
-        let set = fewest_racks::tightest_set(&refs, s, topo.max_rack_size(), Cuts::ANY, topo)
-            .ok_or(Reject::NotNow(WaitReason::NoRacksForSegment {
-                racks: s.div_ceil(topo.max_rack_size()),
-                segment: s,
-                index: i + 1,
-                segments: count,
-            }))?;
+        let set = fewest_racks::tightest_set(
+            &RackOrder::of_rooms(topo, &left),
+            s,
+            topo.max_rack_size(),
+            Cuts::ANY,
+            topo,
+        )
+        .ok_or(Reject::NotNow(WaitReason::NoRacksForSegment {
+            racks: s.div_ceil(topo.max_rack_size()),
+            segment: s,
+            index: i + 1,
+            segments: count,
+        }))?;
         for taken in set {
             let room = &mut left[taken.rack];
             room.free -= taken.trays;
@@ -44,37 +49,16 @@ pub(super) fn oversized_segments(
 
 /// `--spread-segments`: each segment in a rack of its own, the best-fitting racks first.
 pub(super) fn spread_segments(
-    ctx: &Ctx,
-    rooms: &[Room],
+    order: &RackOrder,
     count: usize,
     s: usize,
 ) -> Result<Vec<Piece>, Reject> {
-    let mut fits: Vec<&Room> = rooms.iter().filter(|r| r.free >= s).collect();
-    if fits.len() < count {
-        return Err(too_few_to_spread(fits.len(), count, s));
-    }
-    fits.sort_unstable_by_key(|r| r.fit_key(ctx.topo, r.free - s));
-    let piece = |r: &&Room| Piece {
-        rack: r.rack,
-        trays: s,
-    };
-    Ok(fits[..count].iter().map(piece).collect())
-}
-
-/// [`spread_segments`] over every rack, from the view's free index: the best-fitting racks
-/// are its first ones with room for a segment.
-pub(super) fn spread_segments_indexed(
-    ctx: &Ctx,
-    count: usize,
-    s: usize,
-) -> Result<Vec<Piece>, Reject> {
-    let index = &ctx.view.free_index;
-    let fits = index.at_least(s);
+    let fits = order.at_least(s);
     if fits.len() < count {
         return Err(too_few_to_spread(fits.len(), count, s));
     }
     let piece = |at: usize| Piece {
-        rack: index.rack(at),
+        rack: order.room_at(at).rack,
         trays: s,
     };
     Ok(fits.take(count).map(piece).collect())
@@ -92,50 +76,17 @@ fn too_few_to_spread(racks: usize, count: usize, s: usize) -> Reject {
 /// the segment most tightly; ties go to racks the job already uses, then
 /// [`Room::tie_break`].
 ///
-/// Racks are bucketed by free trays, so each segment costs O(largest rack) rather than a scan
-/// of every rack: untouched racks sit in buckets in tie-break order and leave from the front,
-/// and the few racks this job already uses are kept in a short list.
+/// The racks come in slots of free trays, so each segment costs O(largest rack) rather than
+/// a scan of every rack: untouched racks leave each slot from the front, and the few racks
+/// this job already uses are kept in a short list.
 pub(super) fn best_fit_segments(
     ctx: &Ctx,
-    rooms: &[Room],
-    count: usize,
-    s: usize,
-) -> Result<Vec<Piece>, Reject> {
-    // The free index's slots (free, keep-whole), lighter racks first within a slot when
-    // weights differ (stable: configuration order on ties).
-    let mut in_order: Vec<usize> = (0..rooms.len()).collect();
-    if ctx.weighted {
-        in_order.sort_by_key(|&i| rooms[i].weight);
-    }
-    let slot = |h: &Room| FreeIndex::slot(ctx.topo, h.free, h.whole);
-    let slots = in_order.iter().map(|&i| (i, slot(&rooms[i])));
-    let (mut start, mut order) = (Vec::new(), Vec::new());
-    sort_into_slots(ctx.topo, slots, &mut start, &mut order);
-    fit_segments(ctx, (&start, &order), |i| rooms[i].clone(), count, s)
-}
-
-/// [`best_fit_segments`] over every rack, from the view's free index: the racks are in
-/// that order already, and only the ones taken are read.
-pub(super) fn best_fit_segments_indexed(
-    ctx: &Ctx,
-    count: usize,
-    s: usize,
-) -> Result<Vec<Piece>, Reject> {
-    let index = &ctx.view.free_index;
-    fit_segments(ctx, index.slots(), |r| ctx.room(r), count, s)
-}
-
-/// The rule of [`best_fit_segments`] on racks in tie-break order within slots of (free,
-/// keep-whole): `order[start[slot]..start[slot + 1]]` are the racks of `slot`, and
-/// `room(r)` is what rack `order[_] = r` offers.
-fn fit_segments(
-    ctx: &Ctx,
-    (start, order): (&[u32], &[u32]),
-    room: impl Fn(usize) -> Room,
+    order: &RackOrder,
     count: usize,
     s: usize,
 ) -> Result<Vec<Piece>, Reject> {
     let topo = ctx.topo;
+    let start = order.slot_starts();
     let slots = start.len() - 1;
     let mut next = start.to_vec();
     // (room, free trays left) of racks this job already uses
@@ -158,7 +109,7 @@ fn fit_segments(
             let (u, _) = reused.expect("checked above");
             used[u].1 -= s;
         } else if let Some(k) = untouched {
-            let h = room(order[next[k] as usize] as usize);
+            let h = order.room_at(next[k] as usize);
             next[k] += 1;
             let left = h.free - s;
             used.push((h, left));

@@ -1,3 +1,4 @@
+use super::rack_order::RackOrder;
 use super::room::{Ctx, Room};
 use super::segments::best_fit_segments;
 use super::*;
@@ -535,8 +536,46 @@ proptest! {
         let topo = Topology::uniform(12, 18, policy);
         let ctx = Ctx { topo: &topo, view: &view, required: &[], by_capacity: false, by_cpus: false, weighted: false };
         let rooms = ctx.rooms();
-        let got = best_fit_segments(&ctx, &rooms, count, s).ok();
-        prop_assert_eq!(got, reference_best_fit(&ctx, &rooms, count, s));
+        let got = best_fit_segments(&ctx, &RackOrder::of_rooms(&topo, &rooms), count, s).ok();
+        prop_assert_eq!(&got, &reference_best_fit(&ctx, &rooms, count, s));
+        // The free index is the same order: the rule reads it and answers the same.
+        let mut indexed = view.clone();
+        indexed.count_racks(&topo);
+        let ctx = Ctx { view: &indexed, ..ctx };
+        let from_index = best_fit_segments(&ctx, &RackOrder::of_index(&ctx), count, s).ok();
+        prop_assert_eq!(from_index, got);
+    }
+
+    /// Every rule that reads racks in best-fit order answers the same from the view's free
+    /// index as from every rack's room sorted into that order.
+    #[test]
+    fn the_free_index_and_sorted_rooms_are_one_order(
+        view in arb_view(12),
+        k in 1usize..=18,
+        n in 19usize..=90,
+        prefer_degraded in any::<bool>(),
+    ) {
+        let policy = Policy { prefer_degraded, ..Policy::default() };
+        let topo = Topology::uniform(12, 18, policy);
+        let mut indexed = view.clone();
+        indexed.count_racks(&topo);
+        let ctx = Ctx { topo: &topo, view: &indexed, required: &[], by_capacity: false, by_cpus: false, weighted: false };
+        let rooms = ctx.rooms();
+        let (index, sorted) = (RackOrder::of_index(&ctx), RackOrder::of_rooms(&topo, &rooms));
+        let racks = |o: &RackOrder, at: std::ops::Range<usize>| -> Vec<usize> {
+            at.map(|i| o.room_at(i).rack).collect()
+        };
+        prop_assert_eq!(racks(&index, 0..index.len()), racks(&sorted, 0..sorted.len()));
+        prop_assert_eq!(racks(&index, index.exactly(k)), racks(&sorted, sorted.exactly(k)));
+        prop_assert_eq!(
+            super::segments::spread_segments(&index, 3, k).ok(),
+            super::segments::spread_segments(&sorted, 3, k).ok()
+        );
+        let cuts = super::fewest_racks::Cuts::of(&topo);
+        prop_assert_eq!(
+            super::fewest_racks::tightest_set(&index, n, 18, cuts, &topo),
+            super::fewest_racks::tightest_set(&sorted, n, 18, cuts, &topo)
+        );
     }
 }
 
