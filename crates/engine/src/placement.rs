@@ -10,11 +10,13 @@
 //! (why not), `room` (a rack's room for the job, the shared tie-break, which trays it gets),
 //! `one_rack`, `multi_rack` (+ the `fewest_racks` search, and `balanced` pieces), `segments`,
 //! `rack_order` (the best-fit order of racks every such rule reads, off the free index or
-//! sorted rooms), `rack_limit` (a job's `--switches`), `piece` (a rack's share and a node set), and `plan`
+//! sorted rooms), `rack_limit` (a job's `--switches`), `clearing` (the cheapest rack to clear by
+//! preemption), `piece` (a rack's share and a node set), and `plan`
 //! (the ranked answer).
 #![forbid(unsafe_code)]
 
 mod balanced;
+mod clearing;
 mod fewest_racks;
 mod multi_rack;
 mod one_rack;
@@ -34,6 +36,7 @@ mod tests;
 mod validate;
 
 pub use crate::demand::Demand;
+pub use clearing::{cheapest_rack, Blocker, Clearing, ClearingCost};
 pub use piece::{Piece, Placement};
 pub use plan::{placements, plan, Plan};
 pub use reject::{NeverReason, Reject, WaitReason};

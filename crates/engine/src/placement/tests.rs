@@ -903,6 +903,7 @@ proptest! {
 }
 
 mod block_25_11_segments;
+mod clearing;
 mod piece_multiple;
 mod segment_rules;
 mod switches;

@@ -1,0 +1,124 @@
+//! Which rack to clear for a job that can start only by preemption (issue 52): of the racks
+//! whose free trays and preemptable jobs can hold the job, the one whose clearing loses
+//! least. Slurm's own candidate order (tier, then the smallest job) knows nothing of racks
+//! and clears the first rack its order happens to free; this is the plan the plugin steers
+//! it to (docs/decisions.md).
+//!
+//! The cost of a set of victims, compared in this order: the highest preemption priority
+//! among them (Slurm's key, so a higher tier is never taken where a lower one would do), the
+//! work they lose, then how many they are. Exact for victims that own whole trays; a tray
+//! shared by several jobs is not counted as clearable by the caller.
+
+/// A running job Slurm may preempt for the pending one, and where it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocker {
+    pub job: u32,
+    /// Slurm's preemption priority of the job (partition tier or QOS priority): lower goes
+    /// first.
+    pub priority: u32,
+    /// The work its preemption loses (GPU-seconds since its start, or since its last
+    /// checkpoint where known).
+    pub lost: u64,
+    /// `(rack, trays)` it holds: preempting it frees them all.
+    pub trays_by_rack: Vec<(usize, usize)>,
+}
+
+/// What clearing costs, compared field by field in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct ClearingCost {
+    /// The highest preemption priority among the victims (0 without victims).
+    pub priority: u32,
+    pub lost: u64,
+    pub jobs: usize,
+}
+
+/// The rack to clear, the jobs to preempt there (in `blockers` order) and their cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clearing {
+    pub rack: usize,
+    pub victims: Vec<u32>,
+    pub cost: ClearingCost,
+}
+
+/// The cheapest rack to clear for a job of `need` trays in one rack, given each rack's free
+/// trays (`free[r]`) and the preemptable jobs; `None` when no rack can hold it even with
+/// every blocker gone. A rack with `need` free trays costs nothing: the job needs no
+/// preemption there. Equal costs go to the rack first in `free`'s order.
+pub fn cheapest_rack(free: &[usize], blockers: &[Blocker], need: usize) -> Option<Clearing> {
+    (0..free.len())
+        .filter_map(|rack| cheapest_in_rack(rack, free[rack], blockers, need))
+        .min_by_key(|c| (c.cost, c.rack))
+}
+
+/// The cheapest victims in `rack` that free what its `free` trays lack of `need`.
+fn cheapest_in_rack(
+    rack: usize,
+    free: usize,
+    blockers: &[Blocker],
+    need: usize,
+) -> Option<Clearing> {
+    let deficit = need.saturating_sub(free);
+    let here: Vec<(&Blocker, usize)> = blockers
+        .iter()
+        .filter_map(|b| {
+            let trays: usize = b
+                .trays_by_rack
+                .iter()
+                .filter(|t| t.0 == rack)
+                .map(|t| t.1)
+                .sum();
+            (trays > 0).then_some((b, trays))
+        })
+        .collect();
+    let mut priorities: Vec<u32> = here.iter().map(|(b, _)| b.priority).collect();
+    priorities.sort_unstable();
+    priorities.dedup();
+    // The lowest priority ceiling with enough trays below it, then the cheapest cover there.
+    std::iter::once(0)
+        .chain(priorities)
+        .find_map(|ceiling| {
+            let allowed: Vec<(&Blocker, usize)> = here
+                .iter()
+                .copied()
+                .filter(|(b, _)| b.priority <= ceiling)
+                .collect();
+            cheapest_cover(&allowed, deficit)
+        })
+        .map(|victims| Clearing {
+            rack,
+            cost: ClearingCost {
+                priority: victims.iter().map(|b| b.priority).max().unwrap_or(0),
+                lost: victims.iter().map(|b| b.lost).sum(),
+                jobs: victims.len(),
+            },
+            victims: victims.iter().map(|b| b.job).collect(),
+        })
+}
+
+/// The least (lost work, jobs) set of `items` (blockers and the trays each frees here) that
+/// frees at least `deficit` trays, in `items`' order: a 0/1 knapsack over trays freed
+/// (capped at the deficit, at most a rack's size), exact because the cost adds up field by
+/// field.
+fn cheapest_cover<'b>(items: &[(&'b Blocker, usize)], deficit: usize) -> Option<Vec<&'b Blocker>> {
+    // best[t]: the cheapest set found freeing t trays (t = deficit: at least that many), as
+    // ((lost, jobs), indices into `items`).
+    type Cover = ((u64, usize), Vec<usize>);
+    let mut best: Vec<Option<Cover>> = vec![None; deficit + 1];
+    best[0] = Some(((0, 0), Vec::new()));
+    for (i, &(b, trays)) in items.iter().enumerate() {
+        for t in (0..=deficit).rev() {
+            let Some(((lost, jobs), set)) = best[t].clone() else {
+                continue;
+            };
+            let to = (t + trays).min(deficit);
+            let cost = (lost + b.lost, jobs + 1);
+            if best[to].as_ref().map_or(true, |(c, _)| cost < *c) {
+                let mut set = set;
+                set.push(i); // sets grow in `items` order
+                best[to] = Some((cost, set));
+            }
+        }
+    }
+    let (_, chosen) = best[deficit].take()?;
+    Some(chosen.iter().map(|&i| items[i].0).collect())
+}

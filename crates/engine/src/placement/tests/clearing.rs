@@ -1,0 +1,131 @@
+//! `cheapest_rack`: the rack whose clearing loses least, against a brute force over every
+//! set of victims, and the case of docs/decisions.md (Slurm's order clears two jobs where
+//! one would do).
+
+use super::*;
+
+fn job(job: u32, priority: u32, lost: u64, at: &[(usize, usize)]) -> Blocker {
+    Blocker {
+        job,
+        priority,
+        lost,
+        trays_by_rack: at.to_vec(),
+    }
+}
+
+/// The reference's layout: rack0 = l1 (10 trays) + l2 (8); rack1 = l3 (10) + 8 free; rack2 =
+/// l4 (18); rack3 = l5 (18), all one tier, work lost in proportion to trays. A whole-rack job
+/// costs one job of 10 trays in rack1, where Slurm's order (the smallest job first) clears
+/// rack0's two.
+#[test]
+fn a_whole_rack_job_clears_the_rack_that_loses_least() {
+    let free = [0, 8, 0, 0];
+    let blockers = [
+        job(1, 1, 10, &[(0, 10)]),
+        job(2, 1, 8, &[(0, 8)]),
+        job(3, 1, 10, &[(1, 10)]),
+        job(4, 1, 18, &[(2, 18)]),
+        job(5, 1, 18, &[(3, 18)]),
+    ];
+    let got = cheapest_rack(&free, &blockers, 18).unwrap();
+    assert_eq!((got.rack, got.victims.as_slice()), (1, &[3][..]));
+    assert_eq!(
+        got.cost,
+        ClearingCost {
+            priority: 1,
+            lost: 10,
+            jobs: 1
+        }
+    );
+}
+
+#[test]
+fn a_higher_tier_is_taken_only_where_no_lower_one_will_do() {
+    // rack0: one cheap job of tier 5; rack1: two expensive jobs of tier 1.
+    let blockers = [
+        job(1, 5, 1, &[(0, 18)]),
+        job(2, 1, 500, &[(1, 9)]),
+        job(3, 1, 500, &[(1, 9)]),
+    ];
+    let got = cheapest_rack(&[0, 0], &blockers, 18).unwrap();
+    assert_eq!(got.victims, [2, 3]);
+    // A free rack needs no preemption at all.
+    let got = cheapest_rack(&[0, 18], &blockers, 18).unwrap();
+    assert_eq!((got.rack, got.victims.len()), (1, 0));
+    // No rack can hold the job even with every blocker gone.
+    assert_eq!(cheapest_rack(&[0, 0], &blockers[1..2], 18), None);
+}
+
+#[test]
+fn a_job_over_two_racks_loses_all_its_work_and_frees_only_this_racks_trays() {
+    // Job 1 spans racks 0 and 1 (4 + 14): clearing rack0 for 8 trays with it frees 4.
+    let blockers = [job(1, 1, 18, &[(0, 4), (1, 14)]), job(2, 1, 20, &[(0, 4)])];
+    let got = cheapest_rack(&[10, 0], &blockers, 14).unwrap();
+    assert_eq!((got.rack, got.victims.as_slice()), (0, &[1][..]));
+    assert_eq!(got.cost.lost, 18);
+}
+
+/// Every subset of each rack's blockers: the cheapest feasible one by (highest priority,
+/// lost, jobs), and the cheapest rack; `cheapest_rack` finds that cost.
+#[test]
+fn the_cheapest_rack_matches_a_brute_force_over_every_set_of_victims() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(52);
+    for _ in 0..2000 {
+        let racks = rng.gen_range(1..4);
+        let mut free = vec![0; racks];
+        let mut blockers = Vec::new();
+        for (r, f) in free.iter_mut().enumerate() {
+            let mut left = 18;
+            while left > 0 && rng.gen_bool(0.8) {
+                let t = rng.gen_range(1..=left.min(8));
+                let id = blockers.len() as u32 + 1;
+                blockers.push(job(
+                    id,
+                    rng.gen_range(0..3),
+                    rng.gen_range(0..50),
+                    &[(r, t)],
+                ));
+                left -= t;
+            }
+            *f = rng.gen_range(0..=left);
+        }
+        let need = rng.gen_range(1..=18);
+        let want = (0..racks)
+            .filter_map(|r| brute_force(r, free[r], &blockers, need))
+            .min();
+        let got = cheapest_rack(&free, &blockers, need).map(|c| c.cost);
+        assert_eq!(got, want, "free {free:?} need {need} blockers {blockers:?}");
+    }
+}
+
+fn brute_force(
+    rack: usize,
+    free: usize,
+    blockers: &[Blocker],
+    need: usize,
+) -> Option<ClearingCost> {
+    let here: Vec<&Blocker> = blockers
+        .iter()
+        .filter(|b| b.trays_by_rack.iter().any(|t| t.0 == rack))
+        .collect();
+    (0u32..1 << here.len())
+        .filter_map(|mask| {
+            let set: Vec<&Blocker> = (0..here.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| here[i])
+                .collect();
+            let freed: usize = set
+                .iter()
+                .flat_map(|b| b.trays_by_rack.iter())
+                .filter(|t| t.0 == rack)
+                .map(|t| t.1)
+                .sum();
+            (free + freed >= need).then(|| ClearingCost {
+                priority: set.iter().map(|b| b.priority).max().unwrap_or(0),
+                lost: set.iter().map(|b| b.lost).sum(),
+                jobs: set.len(),
+            })
+        })
+        .min()
+}
