@@ -294,8 +294,11 @@ fn jobs_survive_the_upgrade_from_24_11_to_26_05_and_a_newer_plugin_package() {
         );
     }
     assert!(topology.contains("UnavailableNodes=gb054"), "{topology}");
-    // A new job goes around them, into the one rack with room for it.
-    let newcomer = new.submit(&["-N", "14"]);
+    // A new job goes around them, into the one rack with room for it: rack3 (gb054 drained)
+    // took the 6-tray job and 8 of the 24 (16 + 8 with the cut on groups of 8, so rack1
+    // keeps 2 free and rack3 3), the segments took 8 of rack2, the whole-rack job rack4,
+    // leaving rack2 the only rack with 10 free trays.
+    let newcomer = new.submit(&["-N", "10"]);
     wait_until(60, "the new job to run under 26.05", || {
         new.field(newcomer, "JobState") == "RUNNING"
     });
