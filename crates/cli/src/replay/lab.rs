@@ -12,6 +12,7 @@ use indicatif::ProgressBar;
 
 use nvl72_engine::hostlist;
 use nvl72_sim::checkpoint::Checkpoints;
+use nvl72_sim::replay::lab_model::SCHED_PARAMS;
 use nvl72_sim::replay::lab_nodes::tray_name;
 use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::schedule::{ReplayJob, Schedule, TrayEvent};
@@ -19,7 +20,7 @@ use nvl72_sim::replay::timeline::Observed;
 use nvl72_sim::slowdown::{Limits, Slowdown};
 
 use super::cloud::{unix_ms, Ender, RunSpec};
-use super::{ReplayArgs, Topo, SCHED_PARAMS};
+use super::{ReplayArgs, Topo};
 
 /// How long a client command waits for a slurmctld it cannot connect to (one that is
 /// restarting) before it counts as failed.
