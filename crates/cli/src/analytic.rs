@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use nvl72_sim::analytic;
-use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::contenders::policy::PolicyKind;
 
 use crate::output::write_json;
 

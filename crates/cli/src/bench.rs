@@ -6,7 +6,7 @@ use clap::Args;
 
 use nvl72_engine::config::EndTime;
 use nvl72_sim::bench;
-use nvl72_sim::latency::LatencySummary;
+use nvl72_sim::contenders::latency::LatencySummary;
 
 use crate::output::write_json;
 

@@ -6,7 +6,7 @@ use clap::Args;
 use nvl72_sim::breakeven::{self, Crossing, Splits};
 
 use crate::choices::SplitsArg;
-use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::contenders::policy::PolicyKind;
 use nvl72_sim::policy_report::PolicyReport;
 
 use crate::workload::WorkloadArgs;

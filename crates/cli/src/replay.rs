@@ -24,10 +24,9 @@ use serde::Serialize;
 
 use crate::output::write_file;
 
-use nvl72_sim::checkpoint::Checkpoints;
+use nvl72_sim::contenders::policy::PolicyKind;
 use nvl72_sim::job::hours;
 use nvl72_sim::plot;
-use nvl72_sim::policy::PolicyKind;
 use nvl72_sim::policy_report::PolicyReport;
 use nvl72_sim::replay::compare::{
     comparison, describe_ends, goodput_comparison, table, usable_comparison,
@@ -41,6 +40,7 @@ use nvl72_sim::replay::timeline::{report, Fidelity, Measure};
 use nvl72_sim::report::{describe_failures, WorkloadInfo};
 use nvl72_sim::scheduler::Backfill;
 use nvl72_sim::simulation::SimConfig;
+use nvl72_sim::workload::checkpoint::Checkpoints;
 
 use super::workload::WorkloadArgs;
 

@@ -9,11 +9,11 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use nvl72_engine::config::{self, Policy};
 use nvl72_sim::calibration::Calibration;
+use nvl72_sim::contenders::policy::PolicyKind;
 use nvl72_sim::failures::FailureModel;
 use nvl72_sim::html::Page;
 use nvl72_sim::job::HOUR;
 use nvl72_sim::plot;
-use nvl72_sim::policy::PolicyKind;
 use nvl72_sim::recommend;
 use nvl72_sim::report::{describe_failures, RunReport, WorkloadInfo};
 use nvl72_sim::simulation::simulate_all;

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use nvl72_sim::checkpoint::Checkpoints;
 use nvl72_sim::replay::stretch::{checkpoint_marks, factor_of_nodelist, sleep_ms};
 use nvl72_sim::slowdown::{CommClass, Slowdown};
+use nvl72_sim::workload::checkpoint::Checkpoints;
 
 #[derive(Args)]
 pub struct StretchArgs {

@@ -19,10 +19,10 @@
 
 use serde::Serialize;
 
-use super::failures::{FailureModel, FailureTimeline};
-use super::job::{Job, HOUR};
-use super::policy::PolicyKind;
-use super::simulation::{simulate, SimConfig};
+use crate::contenders::policy::PolicyKind;
+use crate::failures::{FailureModel, FailureTimeline};
+use crate::job::{Job, HOUR};
+use crate::simulation::{simulate, SimConfig};
 
 /// The expected usable fraction of an `n`-tray rack for segments of `k` trays.
 pub fn usable_fraction(k: usize, lambda: f64, n: usize) -> f64 {

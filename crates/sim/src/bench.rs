@@ -14,8 +14,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::latency::{summarize, LatencySummary};
 use crate::config::{EndTime, Policy};
+use crate::contenders::latency::{summarize, LatencySummary};
 use crate::offered_view::OfferedView;
 use crate::placement::{plan, JobRequest, Placement};
 use crate::topology::Topology;

@@ -4,11 +4,11 @@
 //! every split pays x (ref §4.6.1: large jobs split under every policy, so x hits nvl72 too),
 //! or only the avoidable ones, jobs on more racks than their size needs.
 
-use super::job::Job;
-use super::policy::PolicyKind;
-use super::policy_report::PolicyReport;
-use super::simulation::{simulate_all, SimConfig};
-use super::slowdown::Model;
+use crate::contenders::policy::PolicyKind;
+use crate::job::Job;
+use crate::policy_report::PolicyReport;
+use crate::simulation::{simulate_all, SimConfig};
+use crate::slowdown::Model;
 
 /// Where nvl72's goodput meets another policy's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,7 +111,7 @@ pub fn first_order(o_nvl72: f64, o_other: f64, f0_other: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::{generate, SyntheticSpec};
+    use crate::workload::synthetic::{generate, SyntheticSpec};
 
     const GRID: [f64; 5] = [1.0, 1.2, 1.5, 2.0, 3.0];
 

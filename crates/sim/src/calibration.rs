@@ -10,11 +10,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::job::Job;
-use super::policy::PolicyKind;
-use super::policy_report::PolicyReport;
-use super::scheduler::Backfill;
-use super::simulation::{simulate_all, SimConfig};
+use crate::contenders::policy::PolicyKind;
+use crate::job::Job;
+use crate::policy_report::PolicyReport;
+use crate::scheduler::Backfill;
+use crate::simulation::{simulate_all, SimConfig};
 
 /// One figure of a policy's report that calibration compares with the real run.
 pub type Figure = fn(&PolicyReport) -> Option<f64>;

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use super::policy::PolicyKind;
-use super::policy_report::PolicyReport;
+use crate::contenders::policy::PolicyKind;
+use crate::policy_report::PolicyReport;
 
 const WIDTH: f64 = 900.0;
 const LEFT: f64 = 70.0;

@@ -10,13 +10,13 @@
 
 use std::fmt::Write;
 
-use super::job::Job;
-use super::policy::PolicyKind;
-use super::policy_report::PolicyReport;
-use super::simulation::{simulate_all, SimConfig};
 use crate::config::{
     EndTime, MultiRack, Policy, SegmentPlacement, Switches, DEFAULT_PREFER_PIECE_MULTIPLE,
 };
+use crate::contenders::policy::PolicyKind;
+use crate::job::Job;
+use crate::policy_report::PolicyReport;
+use crate::simulation::{simulate_all, SimConfig};
 
 /// One setting tried: the key as topology.toml spells it and the policy it gives.
 #[derive(Debug, Clone)]

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::job::{hours, offered_load, Job};
 
-use super::failures::FailureModel;
-use super::policy_report::{PolicyReport, Share};
-use super::simulation::SimConfig;
-use super::slowdown::Limits;
+use crate::failures::FailureModel;
+use crate::policy_report::{PolicyReport, Share};
+use crate::simulation::SimConfig;
+use crate::slowdown::Limits;
 
 /// What was replayed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,7 +181,7 @@ impl RunReport {
         }
         if !s.slowdown.is_off() {
             row("split runs, mean slowdown by size", &|_| String::new());
-            for (class, ..) in super::job::CLASSES {
+            for (class, ..) in crate::job::CLASSES {
                 row(&format!("  {class}"), &|p| {
                     p.slowdown_by_size
                         .iter()
@@ -235,7 +235,7 @@ impl RunReport {
         });
         // Every class some policy completed jobs in ("all" first), in size order.
         let classes: Vec<&str> = std::iter::once("all")
-            .chain(super::job::CLASSES.iter().map(|c| c.0))
+            .chain(crate::job::CLASSES.iter().map(|c| c.0))
             .filter(|c| {
                 self.policies
                     .iter()

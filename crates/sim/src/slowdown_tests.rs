@@ -1,12 +1,12 @@
 //! The slowdown in the event loop: a split job holds its trays longer, strict limits kill it
 //! at its limit, and usable occupancy counts its GPUs at the speed they work.
 
-use super::failures::FailureModel;
-use super::job::{Job, HOUR, MINUTE};
-use super::policy::PolicyKind;
-use super::simulation::{simulate, simulate_all, SimConfig};
-use super::slowdown::{parse_variant, CommClass, Limits, Model, Slowdown};
-use super::synthetic::{generate, SyntheticSpec};
+use crate::contenders::policy::PolicyKind;
+use crate::failures::FailureModel;
+use crate::job::{Job, HOUR, MINUTE};
+use crate::simulation::{simulate, simulate_all, SimConfig};
+use crate::slowdown::{parse_variant, CommClass, Limits, Model, Slowdown};
+use crate::workload::synthetic::{generate, SyntheticSpec};
 
 fn priced(variant: &str, limits: Limits) -> Slowdown {
     let (model, variant, _) = parse_variant(variant).unwrap();
@@ -28,7 +28,7 @@ fn boundary_case(limit: u64) -> Vec<Job> {
     ]
 }
 
-fn run(kind: PolicyKind, slowdown: Slowdown, jobs: &[Job]) -> super::policy_report::PolicyReport {
+fn run(kind: PolicyKind, slowdown: Slowdown, jobs: &[Job]) -> crate::policy_report::PolicyReport {
     let mut cfg = SimConfig::new(2);
     cfg.check_invariants = true;
     cfg.slowdown = slowdown;
@@ -132,8 +132,8 @@ fn a_priced_verdict_leads_with_usable_gpus_then_split_work_then_plain_occupancy(
     let mut cfg = SimConfig::new(12);
     cfg.slowdown = priced("default", Limits::Lenient);
     let jobs = generate(&SyntheticSpec::new(150, 1.0, 12.0 * 18.0, 5)).unwrap();
-    let report = super::report::RunReport {
-        workload: super::report::WorkloadInfo {
+    let report = crate::report::RunReport {
+        workload: crate::report::WorkloadInfo {
             name: "synthetic".into(),
             details: serde_json::Value::Null,
             jobs: jobs.len(),
@@ -146,7 +146,7 @@ fn a_priced_verdict_leads_with_usable_gpus_then_split_work_then_plain_occupancy(
         error_band: None,
         usable_error_band: None,
     };
-    let text = super::verdict::verdict(&report, &super::tests::margins_of(1.5)).unwrap();
+    let text = crate::verdict::verdict(&report, &crate::tests::margins_of(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let (ours, naive) = (&report.policies[0], &report.policies[2]);
     let d = ours.usable_occupancy_while_waiting.unwrap()

@@ -3,15 +3,15 @@
 
 use proptest::prelude::*;
 
-use super::calibration;
-use super::checkpoint::Checkpoints;
-use super::failures::FailureModel;
-use super::job::{Job, HOUR, MINUTE};
-use super::policy::PolicyKind;
-use super::report::{RunReport, WorkloadInfo};
-use super::simulation::{simulate, simulate_all, SimConfig};
-use super::synthetic::{generate, SyntheticSpec};
+use crate::calibration;
+use crate::contenders::policy::PolicyKind;
+use crate::failures::FailureModel;
 use crate::idle::Cause;
+use crate::job::{Job, HOUR, MINUTE};
+use crate::report::{RunReport, WorkloadInfo};
+use crate::simulation::{simulate, simulate_all, SimConfig};
+use crate::workload::checkpoint::Checkpoints;
+use crate::workload::synthetic::{generate, SyntheticSpec};
 
 fn config(racks: usize, p: f64, seed: u64) -> SimConfig {
     let mut cfg = SimConfig::new(racks);
@@ -315,7 +315,7 @@ fn stranding_and_extra_racks_match_a_hand_computed_case() {
 fn gpu_sized_jobs_stay_in_one_rack_under_the_engine() {
     let cfg = config(20, 0.02, 5);
     let mut jobs = workload(300, 20, 0.9, 5);
-    super::job::size_by_gpus(&mut jobs, 1.0, 5);
+    crate::job::size_by_gpus(&mut jobs, 1.0, 5);
     let sized = jobs.iter().filter(|j| j.by_gpus && j.trays <= 18).count();
     assert!(sized > 100, "{sized}");
     let reports = simulate_all(&cfg, &jobs, &PolicyKind::ALL, true, &|_, _| {});
@@ -404,7 +404,7 @@ fn a_prediction_is_the_mean_of_its_tick_phases() {
 #[test]
 fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() {
     let report = run_report(0.0, 5);
-    let text = super::verdict::verdict(&report, &margins_of(1.5)).unwrap();
+    let text = crate::verdict::verdict(&report, &margins_of(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
@@ -451,13 +451,13 @@ fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() 
         policies: report.policies[..1].to_vec(),
         ..report.clone()
     };
-    assert!(super::verdict::verdict(&alone, &margins_of(1.5)).is_none());
+    assert!(crate::verdict::verdict(&alone, &margins_of(1.5)).is_none());
 }
 
 /// The same measured error for every policy, on occupancy only.
-pub(crate) fn margins_of(points: f64) -> super::verdict::Margins {
-    super::verdict::Margins {
-        occupancy: super::calibration::PolicyMargins(
+pub(crate) fn margins_of(points: f64) -> crate::verdict::Margins {
+    crate::verdict::Margins {
+        occupancy: crate::calibration::PolicyMargins(
             PolicyKind::ALL[..3].iter().map(|&k| (k, points)).collect(),
         ),
         ..Default::default()

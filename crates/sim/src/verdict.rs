@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use super::calibration::{Calibration, Measured, PolicyMargins};
-use super::policy::PolicyKind;
-use super::policy_report::{LostWork, PolicyReport, Share};
-use super::report::RunReport;
+use crate::calibration::{Calibration, Measured, PolicyMargins};
+use crate::contenders::policy::PolicyKind;
+use crate::policy_report::{LostWork, PolicyReport, Share};
+use crate::report::RunReport;
 
 /// Which of a report's one-rack shares a verdict line counts.
 type ShareOf = fn(&PolicyReport) -> Share;

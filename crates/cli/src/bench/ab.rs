@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use nvl72_sim::bench::{Measured, Style};
-use nvl72_sim::latency::LatencySummary;
+use nvl72_sim::contenders::latency::LatencySummary;
 
 /// One figure of one scenario: a style's decisions, all of them, or the view build.
 #[derive(Clone, Copy, PartialEq)]

@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 
 use nvl72_engine::hostlist;
-use nvl72_sim::checkpoint::Checkpoints;
 use nvl72_sim::replay::lab_model::SCHED_PARAMS;
 use nvl72_sim::replay::lab_nodes::tray_name;
 use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use nvl72_sim::replay::timeline::Observed;
 use nvl72_sim::slowdown::{Limits, Slowdown};
+use nvl72_sim::workload::checkpoint::Checkpoints;
 
 use super::cloud::{unix_ms, Ender, RunSpec};
 use super::{ReplayArgs, Topo};

@@ -2,7 +2,7 @@
 //! predicted, then each figure real against predicted per plugin, the rankings, how well
 //! each lab kept to the schedule, and (`--cloud`) the driver's ends.
 
-use crate::policy::PolicyKind;
+use crate::contenders::policy::PolicyKind;
 use crate::policy_report::PolicyReport;
 use crate::report::{RunReport, WorkloadInfo};
 use crate::simulation::SimConfig;

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::timeline::Fidelity;
+use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
-use crate::policy::PolicyKind;
 use crate::policy_report::PolicyReport;
 use crate::report::WorkloadInfo;
 use crate::simulation::SimConfig;

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use super::lab_nodes::tray_of;
 use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
-use crate::checkpoint::Checkpoints;
+use crate::contenders::policy::PolicyKind;
 use crate::metrics::{Price, Recorder, Snapshot};
-use crate::policy::PolicyKind;
 use crate::policy_report::PolicyReport;
 use crate::slowdown::Slowdown;
+use crate::workload::checkpoint::Checkpoints;
 
 /// What the driver knows besides the log.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

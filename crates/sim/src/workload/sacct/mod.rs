@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::job::{Job, SECOND};
+use crate::job::{Job, SECOND};
 pub use fields::timestamp;
 use fields::{JobKind, Limit, SubmitLine};
 

@@ -1,16 +1,25 @@
 //! A workload from its description ([`WorkloadSpec`]): the job stream every simulator command
 //! runs (the synthetic mix, a CSV trace or a site's sacct export), its name for reports and
 //! the options that shaped it. The command line only turns its flags into the description.
+//!
+//! The readers it builds from: [`synthetic`] (the synthetic NVL72 job mix), [`trace`] (a CSV
+//! job trace: Philly, the Kalos sample, a site's own), [`sacct`] (a site's history as `sacct`
+//! exports it); and [`checkpoint`], how often the jobs save their progress (what a kill loses).
+
+pub mod checkpoint;
+pub mod sacct;
+pub mod synthetic;
+pub mod trace;
 
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use self::sacct::SacctOptions;
+use self::synthetic::SyntheticSpec;
+use self::trace::TraceSpec;
 use crate::job::{assign_classes, set_offered_load, size_by_gpus, Job, Millis};
-use crate::sacct::{self, SacctOptions};
 use crate::slowdown::ClassRule;
-use crate::synthetic::{self, SyntheticSpec};
-use crate::trace::{self, TraceSpec};
 
 /// Where the jobs come from.
 #[derive(Debug, Clone, PartialEq)]

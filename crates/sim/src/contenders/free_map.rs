@@ -1,5 +1,5 @@
 //! A map of free trays that knows its count and its fingerprint, so a policy's decision on a
-//! map it has already seen is looked up instead of made again ([`crate::policy::Placer`]'s
+//! map it has already seen is looked up instead of made again ([`crate::contenders::policy::Placer`]'s
 //! memo).
 //!
 //! The fingerprint is a 128-bit Zobrist hash: the XOR of a fixed pseudo-random key per free

@@ -1,6 +1,6 @@
 //! The simulated cluster: every tray is free, running one job, or unavailable.
 
-use super::free_map::FreeMap;
+use crate::contenders::free_map::FreeMap;
 
 /// The state of one tray.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::contenders::latency::LatencySummary;
+use crate::contenders::policy::PolicyKind;
 use crate::idle::Cause;
 use crate::job::Millis;
-use crate::latency::LatencySummary;
-use crate::policy::PolicyKind;
 
 /// Slowdown and usable share of one group of runs (a communication class or a size class).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

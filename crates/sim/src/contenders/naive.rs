@@ -103,8 +103,8 @@ fn for_each_run(free: &[bool], racks: Option<(&[u32], usize)>, mut f: impl FnMut
 mod tests {
     use super::*;
     use crate::config::Policy;
-    use crate::free_map::FreeMap;
-    use crate::policy::{Placer, PolicyKind, SimRequest};
+    use crate::contenders::free_map::FreeMap;
+    use crate::contenders::policy::{Placer, PolicyKind, SimRequest};
 
     /// Free: tray 0, tray 2, and trays 4-35 (a run of 32 that straddles the racks).
     #[test]

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use super::job::Millis;
+use crate::job::Millis;
 
 pub struct Queue {
     /// `(submit time as slurmctld sees it, job)`.

@@ -60,23 +60,23 @@
 //!   18 + 18 + 12. The smallest piece has the fewest NICs for the job's traffic between racks.
 //! - **Goodput while waiting**: usable occupancy less the work that was thrown away: a run a
 //!   failure, a preemption or its time limit kills loses what it did since its last checkpoint
-//!   ([`super::checkpoint`]); that stretch of its usable trays is taken back out of the same
+//!   ([`crate::workload::checkpoint`]); that stretch of its usable trays is taken back out of the same
 //!   windows. The headline: GPU time that did work at NVLink speed *and was kept*. Equals
 //!   usable occupancy when no run was killed.
 //! - **Lost work**: the same thrown-away work in GPU-hours at NVLink speed, per cause.
 //! - **Queue wait**: total time a completed job spent queued, from submission to its final
 //!   start, re-queued periods included (run time lost to failures is not wait).
 
-use super::checkpoint::Checkpoints;
-use super::job::{class_of, hours, Job, Millis, CLASSES};
-use super::latency::LatencySummary;
-use super::policy::PolicyKind;
-use super::policy_report::{
+use crate::contenders::latency::LatencySummary;
+use crate::contenders::policy::PolicyKind;
+use crate::idle::{Idle, CAUSES};
+use crate::job::{class_of, hours, Job, Millis, CLASSES};
+use crate::policy_report::{
     ClassWait, IdleCause, Loss, LostWork, PolicyReport, SeriesPoint, Share, SlowdownRow,
 };
-pub use super::slowdown::Fate;
-use super::slowdown::{CommClass, Factor};
-use crate::idle::{Idle, CAUSES};
+pub use crate::slowdown::Fate;
+use crate::slowdown::{CommClass, Factor};
+use crate::workload::checkpoint::Checkpoints;
 
 /// The cluster at one moment, as the metrics need it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -507,7 +507,7 @@ impl Recorder {
         let kept = |usable: u128, lost: f64, healthy: u128| {
             (healthy > 0).then(|| (usable as f64 - lost).max(0.0) / (1000 * healthy) as f64)
         };
-        let tray_hours = |tray_ms: f64| tray_ms * gpus / super::job::HOUR as f64;
+        let tray_hours = |tray_ms: f64| tray_ms * gpus / crate::job::HOUR as f64;
         PolicyReport {
             policy,
             label: None,
@@ -518,7 +518,7 @@ impl Recorder {
             unfinished: jobs.len() - completed - rejected - held,
             tray_failures: self.tray_failures,
             requeues: self.requeues,
-            lost_gpu_hours: self.lost_tray_ms as f64 * gpus / super::job::HOUR as f64,
+            lost_gpu_hours: self.lost_tray_ms as f64 * gpus / crate::job::HOUR as f64,
             makespan_h: hours(makespan),
             waiting_h: hours(self.wait_time as Millis),
             goodput_while_waiting: kept(
@@ -558,7 +558,7 @@ impl Recorder {
                 .collect(),
             overruns: self.overruns,
             timeouts: self.timeouts,
-            timeout_gpu_hours: self.timeout_tray_ms as f64 * gpus / super::job::HOUR as f64,
+            timeout_gpu_hours: self.timeout_tray_ms as f64 * gpus / crate::job::HOUR as f64,
             occupancy_while_waiting: ratio(self.busy_waiting, self.healthy_waiting),
             occupancy_arrivals: ratio(self.busy_arrivals, self.healthy_arrivals),
             occupancy_of_all_trays_while_waiting: ratio(self.busy_waiting, total_waiting),
@@ -658,7 +658,7 @@ pub fn downsample(points: &[(Millis, Snapshot)], end: Millis, bins: usize) -> Ve
             t = next;
         }
         out.push(SeriesPoint {
-            t_h: lo / super::job::HOUR as f64,
+            t_h: lo / crate::job::HOUR as f64,
             occupancy: occ / covered,
             queued: queued / covered,
         });

@@ -261,23 +261,23 @@ fn the_labs_real_exports_read_the_same_on_both_series() {
     let exports: [(&str, &[u8], &str); 4] = [
         (
             "24.11",
-            include_bytes!("../../../../tests/fixtures/sacct/lab-24.11.txt"),
-            include_str!("../../../../tests/fixtures/sacct/jobs-24.11.txt"),
+            include_bytes!("../../../../../tests/fixtures/sacct/lab-24.11.txt"),
+            include_str!("../../../../../tests/fixtures/sacct/jobs-24.11.txt"),
         ),
         (
             "26.05",
-            include_bytes!("../../../../tests/fixtures/sacct/lab-26.05.txt"),
-            include_str!("../../../../tests/fixtures/sacct/jobs-26.05.txt"),
+            include_bytes!("../../../../../tests/fixtures/sacct/lab-26.05.txt"),
+            include_str!("../../../../../tests/fixtures/sacct/jobs-26.05.txt"),
         ),
         (
             "24.11 -D",
-            include_bytes!("../../../../tests/fixtures/sacct/lab-24.11-no-duplicates.txt"),
-            include_str!("../../../../tests/fixtures/sacct/jobs-24.11.txt"),
+            include_bytes!("../../../../../tests/fixtures/sacct/lab-24.11-no-duplicates.txt"),
+            include_str!("../../../../../tests/fixtures/sacct/jobs-24.11.txt"),
         ),
         (
             "26.05 -D",
-            include_bytes!("../../../../tests/fixtures/sacct/lab-26.05-no-duplicates.txt"),
-            include_str!("../../../../tests/fixtures/sacct/jobs-26.05.txt"),
+            include_bytes!("../../../../../tests/fixtures/sacct/lab-26.05-no-duplicates.txt"),
+            include_str!("../../../../../tests/fixtures/sacct/jobs-26.05.txt"),
         ),
     ];
     for (series, bytes, submitted) in exports {
@@ -334,8 +334,8 @@ fn the_labs_real_exports_read_the_same_on_both_series() {
         }
     }
     let cancelled: [&[u8]; 2] = [
-        include_bytes!("../../../../tests/fixtures/sacct/lab-24.11-pending-cancelled.txt"),
-        include_bytes!("../../../../tests/fixtures/sacct/lab-26.05-pending-cancelled.txt"),
+        include_bytes!("../../../../../tests/fixtures/sacct/lab-24.11-pending-cancelled.txt"),
+        include_bytes!("../../../../../tests/fixtures/sacct/lab-26.05-pending-cancelled.txt"),
     ];
     for bytes in cancelled {
         let h = parse(bytes, &SacctOptions::default()).unwrap();
@@ -367,7 +367,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "steps",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-steps.txt"
                     ))[..],
@@ -375,7 +375,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "parsable",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-parsable.txt"
                     ))[..],
@@ -383,7 +383,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "delimiter",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-delimiter.txt"
                     ))[..],
@@ -391,7 +391,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "converted",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-converted.txt"
                     ))[..],
@@ -399,7 +399,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "units",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-units.txt"
                     ))[..],
@@ -407,7 +407,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "formatted",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-formatted.txt"
                     ))[..],
@@ -415,7 +415,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "json",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         ".json"
                     ))[..],
@@ -423,7 +423,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "steps.txt.gz",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         "-steps.txt.gz"
                     ))[..],
@@ -431,7 +431,7 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
                 (
                     "json.zst",
                     &include_bytes!(concat!(
-                        "../../../../tests/fixtures/sacct/lab-",
+                        "../../../../../tests/fixtures/sacct/lab-",
                         $series,
                         ".json.zst"
                     ))[..],
@@ -443,12 +443,12 @@ fn every_export_form_of_the_labs_reads_to_the_same_jobs() {
     let series: [(&str, &[u8], Forms); 2] = [
         (
             "24.11",
-            include_bytes!("../../../../tests/fixtures/sacct/lab-24.11.txt"),
+            include_bytes!("../../../../../tests/fixtures/sacct/lab-24.11.txt"),
             forms!("24.11"),
         ),
         (
             "26.05",
-            include_bytes!("../../../../tests/fixtures/sacct/lab-26.05.txt"),
+            include_bytes!("../../../../../tests/fixtures/sacct/lab-26.05.txt"),
             forms!("26.05"),
         ),
     ];

@@ -8,7 +8,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::job::{set_offered_load, time_limit, Job, SECOND};
+use crate::job::{set_offered_load, time_limit, Job, SECOND};
 
 /// The file name of the Philly trace in the shared data folder.
 pub const PHILLY_FILE: &str = "philly-multigpu-jobs.csv";

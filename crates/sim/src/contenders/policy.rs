@@ -3,7 +3,7 @@
 //!
 //! - `nvl72`: this crate's engine, [`crate::placement::plan`], the very code the plugin runs;
 //!   the first (best) alternative is taken, as Slurm's selection accepts it for whole trays.
-//! - `block`: the model of Slurm 24.11 topology/block in [`super::block`].
+//! - `block`: the model of Slurm 24.11 topology/block in [`crate::contenders::block`].
 //! - `naive`: Slurm's own topology-unaware choice, the tightest run of consecutive free trays.
 //! - `nvl72-start-now` (not run by default): the engine with `multi_rack = "start-now"`, so
 //!   the cost of waiting for the fewest racks can be measured in the same run.
@@ -19,13 +19,13 @@ use std::str::FromStr;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::block::{self, BlockConfig};
-use super::engine_view::EngineView;
-use super::free_map::{FreeMap, Print};
-use super::job::{Job, Millis, MINUTE};
-use super::latency::Latency;
-use super::naive;
 use crate::config::{EndTime, MultiRack, Policy, Switches};
+use crate::contenders::block::{self, BlockConfig};
+use crate::contenders::engine_view::EngineView;
+use crate::contenders::free_map::{FreeMap, Print};
+use crate::contenders::latency::Latency;
+use crate::contenders::naive;
+use crate::job::{Job, Millis, MINUTE};
 use crate::placement::{self, JobRequest, RackLimit, Reject};
 use crate::topology::Topology;
 
@@ -117,7 +117,7 @@ pub struct SimRequest {
 }
 
 impl SimRequest {
-    pub fn of(job: &super::job::Job) -> SimRequest {
+    pub fn of(job: &crate::job::Job) -> SimRequest {
         SimRequest {
             trays: job.trays,
             segment: job.segment,

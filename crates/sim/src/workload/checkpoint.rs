@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::job::{Millis, MINUTE};
+use crate::job::{Millis, MINUTE};
 
 /// The checkpoint interval `nvl72 simulate` uses unless told otherwise, in minutes of work:
 /// the sources in docs/results.md, "Goodput: the checkpoint model".

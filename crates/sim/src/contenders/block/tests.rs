@@ -149,7 +149,7 @@ fn without_a_large_enough_level_the_cluster_is_one_block_with_llblock_tracking()
 /// exactly Slurm's nodes, and pend or reject exactly when Slurm did.
 #[test]
 fn matches_the_recorded_slurm_fixture() {
-    let text = include_str!("../../../../tests/fixtures/block-24.11.5.trace");
+    let text = include_str!("../../../../../tests/fixtures/block-24.11.5.trace");
     let (mut racks, mut trays) = (0, 0);
     let index =
         |name: &str| -> usize { name.trim_start_matches("gb").parse::<usize>().unwrap() - 1 };

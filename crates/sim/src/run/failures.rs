@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
-use super::job::{Millis, HOUR};
+use crate::job::{Millis, HOUR};
 
 /// How trays fail.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -2,10 +2,10 @@
 //!
 //! Events are job arrivals, job ends and tray state changes. All events at one instant are
 //! handled (ends, then tray changes, then arrivals; ties by job or tray number), then one
-//! scheduling pass runs ([`super::scheduler`]). A tray that fails under a running job kills
+//! scheduling pass runs ([`crate::scheduler`]). A tray that fails under a running job kills
 //! it; the job is queued again, behind every job already waiting (slurmctld resets a requeued
-//! job's submit time: [`super::queue`]), and later restarts with the work after its last
-//! checkpoint still to do ([`super::checkpoint`]; all of it without checkpoints).
+//! job's submit time: [`crate::queue`]), and later restarts with the work after its last
+//! checkpoint still to do ([`crate::workload::checkpoint`]; all of it without checkpoints).
 //! Nothing depends on hash order or wall-clock time, so a seed gives one exact result.
 
 use std::cmp::Reverse;
@@ -13,18 +13,18 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::{Deserialize, Serialize};
 
-use super::checkpoint::Checkpoints;
-use super::cluster::{Cluster, TrayState};
-use super::failures::{FailureModel, FailureTimeline};
-use super::job::{Job, Millis, HOUR};
-use super::metrics::{Fate, Price, Recorder, Snapshot};
-use super::policy::{Placer, PolicyKind};
-use super::policy_report::PolicyReport;
-use super::queue::Queue;
-use super::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
-use super::slowdown::Slowdown;
+use crate::cluster::{Cluster, TrayState};
 use crate::config::Policy;
+use crate::contenders::policy::{Placer, PolicyKind};
+use crate::failures::{FailureModel, FailureTimeline};
 use crate::idle::{self, Moment, Waiting};
+use crate::job::{Job, Millis, HOUR};
+use crate::metrics::{Fate, Price, Recorder, Snapshot};
+use crate::policy_report::PolicyReport;
+use crate::queue::Queue;
+use crate::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
+use crate::slowdown::Slowdown;
+use crate::workload::checkpoint::Checkpoints;
 
 /// Everything about a run except the workload and the policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ impl SimConfig {
 
 /// A queue with nothing running and nothing left to arrive that has not started a job for
 /// this long is stuck (its jobs wait for a tray state that does not come): the run stops.
-const STALL: Millis = 30 * 24 * super::job::HOUR;
+const STALL: Millis = 30 * 24 * crate::job::HOUR;
 
 /// Event kinds, in the order they are handled at one instant.
 const END: u8 = 0;
@@ -161,8 +161,8 @@ const WAIT_OVER: u8 = 3;
 
 struct Run {
     trays: Vec<usize>,
-    /// The fingerprint of its trays ([`super::free_map::print_of`]), taken once.
-    print: super::free_map::Print,
+    /// The fingerprint of its trays ([`crate::contenders::free_map::print_of`]), taken once.
+    print: crate::contenders::free_map::Print,
     start: Millis,
 }
 
@@ -357,7 +357,10 @@ impl<'a> Sim<'a> {
     fn arrive(&mut self, now: Millis, job: usize) {
         let j = &self.jobs[job];
         self.progress_at = now;
-        if self.placer.never_runnable(super::policy::SimRequest::of(j)) {
+        if self
+            .placer
+            .never_runnable(crate::contenders::policy::SimRequest::of(j))
+        {
             self.rejected += 1;
             self.rec.rejected(job);
         } else {
@@ -490,7 +493,7 @@ impl<'a> Sim<'a> {
         self.running.insert(
             (now + j.limit, job),
             Run {
-                print: super::free_map::print_of(&trays),
+                print: crate::contenders::free_map::print_of(&trays),
                 trays,
                 start: now,
             },
@@ -528,7 +531,7 @@ impl<'a> Sim<'a> {
             .filter(|&&j| self.queue.contains(j))
             .map(|&j| {
                 let job = &self.jobs[j];
-                let ask = super::policy::SimRequest::of(job);
+                let ask = crate::contenders::policy::SimRequest::of(job);
                 Waiting {
                     trays: job.trays,
                     rack_need: self.placer.rack_need(ask),

@@ -23,9 +23,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
 
-use super::free_map::{FreeMap, Print};
-use super::job::{Job, Millis};
-use super::policy::{Placer, SimRequest};
+use crate::contenders::free_map::{FreeMap, Print};
+use crate::contenders::policy::{Placer, SimRequest};
+use crate::job::{Job, Millis};
 
 /// A running job as the planner sees it.
 #[derive(Debug, Clone, Copy)]
@@ -33,7 +33,7 @@ pub struct Running<'a> {
     /// Start + time limit.
     pub expected_end: Millis,
     pub trays: &'a [usize],
-    /// [`print_of`](super::free_map::print_of) its trays: what its end changes in a free
+    /// [`print_of`](crate::contenders::free_map::print_of) its trays: what its end changes in a free
     /// map's fingerprint.
     pub print: Print,
 }
@@ -309,7 +309,7 @@ fn reserve(
     let (mut prints, mut counts) = (vec![free.print()], vec![free.count()]);
     for r in running {
         debug_assert!(r.trays.iter().all(|&t| !free.is_free(t)));
-        debug_assert_eq!(r.print, super::free_map::print_of(r.trays));
+        debug_assert_eq!(r.print, crate::contenders::free_map::print_of(r.trays));
         prints.push(prints[prints.len() - 1] ^ r.print);
         counts.push(counts[counts.len() - 1] + r.trays.len());
     }
@@ -351,9 +351,9 @@ fn reserve(
 mod tests {
     use super::*;
     use crate::config::Policy;
-    use crate::free_map::print_of;
+    use crate::contenders::free_map::print_of;
+    use crate::contenders::policy::PolicyKind;
     use crate::job::HOUR;
-    use crate::policy::PolicyKind;
 
     fn job(id: usize, trays: usize, limit_h: u64) -> Job {
         Job {

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp, LogNormal, WeightedIndex};
 use serde::Serialize;
 
-use super::job::{time_limit, Job, Millis, HOUR, MINUTE, SECOND};
+use crate::job::{time_limit, Job, Millis, HOUR, MINUTE, SECOND};
 
 /// One size class: jobs draw a tray count uniformly from the multiples of `step` (of the
 /// segment size when the class has one) in `min..=max`.
