@@ -7,7 +7,7 @@ use nvl72_sim::breakeven::{self, Crossing, Splits};
 
 use crate::choices::SplitsArg;
 use nvl72_sim::contenders::policy::PolicyKind;
-use nvl72_sim::policy_report::PolicyReport;
+use nvl72_sim::measures::policy_report::PolicyReport;
 
 use crate::workload::WorkloadArgs;
 use nvl72_sim::report::WorkloadInfo;

@@ -11,7 +11,7 @@ use nvl72_sim::calibration::{spread, Calibration, GroupError, Prediction, Replay
 use nvl72_sim::replay::lab_model::fill_in;
 use nvl72_sim::replay::predict::{predict_again, ENSEMBLE};
 use nvl72_sim::replay::report::ReplayReport;
-use nvl72_sim::scheduler::Backfill;
+use nvl72_sim::run::scheduler::Backfill;
 
 use crate::choices::BackfillArg;
 

@@ -5,7 +5,7 @@
 use clap::ValueEnum;
 
 use nvl72_sim::breakeven::Splits;
-use nvl72_sim::scheduler::Backfill;
+use nvl72_sim::run::scheduler::Backfill;
 use nvl72_sim::slowdown::Limits;
 
 /// How backfill protects waiting jobs from the ones it starts early.

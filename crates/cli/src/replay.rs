@@ -26,8 +26,8 @@ use crate::output::write_file;
 
 use nvl72_sim::contenders::policy::PolicyKind;
 use nvl72_sim::job::hours;
+use nvl72_sim::measures::policy_report::PolicyReport;
 use nvl72_sim::plot;
-use nvl72_sim::policy_report::PolicyReport;
 use nvl72_sim::replay::compare::{
     comparison, describe_ends, goodput_comparison, table, usable_comparison,
 };
@@ -38,8 +38,8 @@ use nvl72_sim::replay::report::{CloudEnds, CloudReport, ReplayReport};
 use nvl72_sim::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use nvl72_sim::replay::timeline::{report, Fidelity, Measure};
 use nvl72_sim::report::{describe_failures, WorkloadInfo};
-use nvl72_sim::scheduler::Backfill;
-use nvl72_sim::simulation::SimConfig;
+use nvl72_sim::run::scheduler::Backfill;
+use nvl72_sim::run::simulation::SimConfig;
 use nvl72_sim::workload::checkpoint::Checkpoints;
 
 use super::workload::WorkloadArgs;

@@ -7,10 +7,10 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::choices::{BackfillArg, LimitsArg};
-use nvl72_sim::failures::FailureModel;
 use nvl72_sim::job::Job;
-use nvl72_sim::scheduler::Backfill;
-use nvl72_sim::simulation::SimConfig;
+use nvl72_sim::run::failures::FailureModel;
+use nvl72_sim::run::scheduler::Backfill;
+use nvl72_sim::run::simulation::SimConfig;
 use nvl72_sim::slowdown::{parse_variant, ClassRule, Slowdown};
 use nvl72_sim::workload::checkpoint::{self, Checkpoints};
 use nvl72_sim::workload::sacct::{self, SacctOptions};

@@ -11,18 +11,18 @@
 //! | [`workload::trace`] | A CSV job trace (Philly, the Kalos sample, a site's own) as a workload |
 //! | [`workload::sacct`] | A site's job history, as `sacct` exports it from Slurm accounting, as a workload |
 //! | [`workload::synthetic`] | The synthetic NVL72 job mix |
-//! | [`failures`] | Per-tray up/down processes |
+//! | [`run::failures`] | Per-tray up/down processes |
 //! | [`workload::checkpoint`] | How often jobs save their progress: what a kill loses |
-//! | [`cluster`] | Tray states: free, busy, down |
+//! | [`run::cluster`] | Tray states: free, busy, down |
 //! | [`contenders::free_map`] | A free-tray map with its count and fingerprint |
 //! | [`contenders::block`] | The model of topology/block's node choice |
 //! | [`contenders::engine_view`] | The engine's view of the cluster, updated where trays changed |
 //! | [`contenders::naive`] | Slurm's own consecutive best fit, without a topology plugin |
 //! | [`contenders::policy`] | nvl72, block, naive (and two engine what-ifs) behind one `place` call |
-//! | [`scheduler`] | One pass: priority FIFO plus EASY backfill |
-//! | [`simulation`] | The discrete-event loop |
+//! | [`run::scheduler`] | One pass: priority FIFO plus EASY backfill |
+//! | [`run::simulation`] | The discrete-event loop |
 //! | [`slowdown`] | What a rack boundary costs a job: its slowdown from its pieces |
-//! | [`metrics`] | What is measured, and its definitions |
+//! | [`measures::metrics`] | What is measured, and its definitions |
 //! | [`contenders::latency`] | Nanoseconds per placement call |
 //! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
 //! | [`verdict`] | The plain-language verdict at the top of a report |
@@ -42,20 +42,15 @@ pub mod analytic;
 pub mod bench;
 pub mod breakeven;
 pub mod calibration;
-pub mod cluster;
 pub mod contenders;
-pub mod failures;
 pub mod html;
 pub mod job;
-pub mod metrics;
+pub mod measures;
 pub mod plot;
-pub mod policy_report;
-pub mod queue;
 pub mod recommend;
 pub mod replay;
 pub mod report;
-pub mod scheduler;
-pub mod simulation;
+pub mod run;
 pub mod slowdown;
 pub mod verdict;
 pub mod workload;

@@ -2,9 +2,9 @@
 //! at its limit, and usable occupancy counts its GPUs at the speed they work.
 
 use crate::contenders::policy::PolicyKind;
-use crate::failures::FailureModel;
 use crate::job::{Job, HOUR, MINUTE};
-use crate::simulation::{simulate, simulate_all, SimConfig};
+use crate::run::failures::FailureModel;
+use crate::run::simulation::{simulate, simulate_all, SimConfig};
 use crate::slowdown::{parse_variant, CommClass, Limits, Model, Slowdown};
 use crate::workload::synthetic::{generate, SyntheticSpec};
 
@@ -28,7 +28,11 @@ fn boundary_case(limit: u64) -> Vec<Job> {
     ]
 }
 
-fn run(kind: PolicyKind, slowdown: Slowdown, jobs: &[Job]) -> crate::policy_report::PolicyReport {
+fn run(
+    kind: PolicyKind,
+    slowdown: Slowdown,
+    jobs: &[Job],
+) -> crate::measures::policy_report::PolicyReport {
     let mut cfg = SimConfig::new(2);
     cfg.check_invariants = true;
     cfg.slowdown = slowdown;

@@ -5,11 +5,11 @@ use proptest::prelude::*;
 
 use crate::calibration;
 use crate::contenders::policy::PolicyKind;
-use crate::failures::FailureModel;
 use crate::idle::Cause;
 use crate::job::{Job, HOUR, MINUTE};
 use crate::report::{RunReport, WorkloadInfo};
-use crate::simulation::{simulate, simulate_all, SimConfig};
+use crate::run::failures::FailureModel;
+use crate::run::simulation::{simulate, simulate_all, SimConfig};
 use crate::workload::checkpoint::Checkpoints;
 use crate::workload::synthetic::{generate, SyntheticSpec};
 

@@ -1,5 +1,5 @@
 //! What a simulation run measures, per policy: the [`Recorder`] that integrates it while the
-//! run goes, into the schema of [`crate::policy_report`].
+//! run goes, into the schema of [`crate::measures::policy_report`].
 //!
 //! Definitions (all GPU figures are trays x 4):
 //!
@@ -71,7 +71,7 @@ use crate::contenders::latency::LatencySummary;
 use crate::contenders::policy::PolicyKind;
 use crate::idle::{Idle, CAUSES};
 use crate::job::{class_of, hours, Job, Millis, CLASSES};
-use crate::policy_report::{
+use crate::measures::policy_report::{
     ClassWait, IdleCause, Loss, LostWork, PolicyReport, SeriesPoint, Share, SlowdownRow,
 };
 pub use crate::slowdown::Fate;

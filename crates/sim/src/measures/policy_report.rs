@@ -1,6 +1,6 @@
 //! One policy's figures as a run reports them ([`PolicyReport`]) and the parts they are made
 //! of: the schema of `--json`, of saved reports and of the calibration fixtures. The
-//! [`crate::metrics`] recorder fills it; the definitions of every figure are there.
+//! [`crate::measures::metrics`] recorder fills it; the definitions of every figure are there.
 
 use serde::{Deserialize, Serialize};
 

@@ -3,9 +3,9 @@
 //! each lab kept to the schedule, and (`--cloud`) the driver's ends.
 
 use crate::contenders::policy::PolicyKind;
-use crate::policy_report::PolicyReport;
+use crate::measures::policy_report::PolicyReport;
 use crate::report::{RunReport, WorkloadInfo};
-use crate::simulation::SimConfig;
+use crate::run::simulation::SimConfig;
 
 use super::predict::ENSEMBLE;
 use super::report::CloudEnds;

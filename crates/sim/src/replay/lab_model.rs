@@ -5,7 +5,7 @@
 //! modelled.
 
 use crate::job::HOUR;
-use crate::simulation::SimConfig;
+use crate::run::simulation::SimConfig;
 
 /// Slurm settings that keep the compressed time meaningful: backfill every second (its
 /// default 30 s would be hours) at one-second resolution.

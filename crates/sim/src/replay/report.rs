@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::timeline::Fidelity;
 use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
-use crate::policy_report::PolicyReport;
+use crate::measures::policy_report::PolicyReport;
 use crate::report::WorkloadInfo;
-use crate::simulation::SimConfig;
+use crate::run::simulation::SimConfig;
 
 /// One `nvl72 replay` run: real Slurm (labelled policies) and the simulator's prediction for
 /// the same stream.

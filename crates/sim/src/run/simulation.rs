@@ -2,9 +2,9 @@
 //!
 //! Events are job arrivals, job ends and tray state changes. All events at one instant are
 //! handled (ends, then tray changes, then arrivals; ties by job or tray number), then one
-//! scheduling pass runs ([`crate::scheduler`]). A tray that fails under a running job kills
+//! scheduling pass runs ([`crate::run::scheduler`]). A tray that fails under a running job kills
 //! it; the job is queued again, behind every job already waiting (slurmctld resets a requeued
-//! job's submit time: [`crate::queue`]), and later restarts with the work after its last
+//! job's submit time: [`crate::run::queue`]), and later restarts with the work after its last
 //! checkpoint still to do ([`crate::workload::checkpoint`]; all of it without checkpoints).
 //! Nothing depends on hash order or wall-clock time, so a seed gives one exact result.
 
@@ -13,16 +13,16 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{Cluster, TrayState};
 use crate::config::Policy;
 use crate::contenders::policy::{Placer, PolicyKind};
-use crate::failures::{FailureModel, FailureTimeline};
 use crate::idle::{self, Moment, Waiting};
 use crate::job::{Job, Millis, HOUR};
-use crate::metrics::{Fate, Price, Recorder, Snapshot};
-use crate::policy_report::PolicyReport;
-use crate::queue::Queue;
-use crate::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
+use crate::measures::metrics::{Fate, Price, Recorder, Snapshot};
+use crate::measures::policy_report::PolicyReport;
+use crate::run::cluster::{Cluster, TrayState};
+use crate::run::failures::{FailureModel, FailureTimeline};
+use crate::run::queue::Queue;
+use crate::run::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
 use crate::slowdown::Slowdown;
 use crate::workload::checkpoint::Checkpoints;
 

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::job::{hours, offered_load, Job};
 
-use crate::failures::FailureModel;
-use crate::policy_report::{PolicyReport, Share};
-use crate::simulation::SimConfig;
+use crate::measures::policy_report::{PolicyReport, Share};
+use crate::run::failures::FailureModel;
+use crate::run::simulation::SimConfig;
 use crate::slowdown::Limits;
 
 /// What was replayed.

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::contenders::policy::PolicyKind;
-use crate::policy_report::PolicyReport;
+use crate::measures::policy_report::PolicyReport;
 
 const WIDTH: f64 = 900.0;
 const LEFT: f64 = 70.0;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::calibration::{Calibration, Measured, PolicyMargins};
 use crate::contenders::policy::PolicyKind;
-use crate::policy_report::{LostWork, PolicyReport, Share};
+use crate::measures::policy_report::{LostWork, PolicyReport, Share};
 use crate::report::RunReport;
 
 /// Which of a report's one-rack shares a verdict line counts.

@@ -20,9 +20,9 @@
 use serde::Serialize;
 
 use crate::contenders::policy::PolicyKind;
-use crate::failures::{FailureModel, FailureTimeline};
 use crate::job::{Job, HOUR};
-use crate::simulation::{simulate, SimConfig};
+use crate::run::failures::{FailureModel, FailureTimeline};
+use crate::run::simulation::{simulate, SimConfig};
 
 /// The expected usable fraction of an `n`-tray rack for segments of `k` trays.
 pub fn usable_fraction(k: usize, lambda: f64, n: usize) -> f64 {

@@ -15,8 +15,8 @@ use crate::config::{
 };
 use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
-use crate::policy_report::PolicyReport;
-use crate::simulation::{simulate_all, SimConfig};
+use crate::measures::policy_report::PolicyReport;
+use crate::run::simulation::{simulate_all, SimConfig};
 
 /// One setting tried: the key as topology.toml spells it and the policy it gives.
 #[derive(Debug, Clone)]

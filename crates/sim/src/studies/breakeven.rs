@@ -6,8 +6,8 @@
 
 use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
-use crate::policy_report::PolicyReport;
-use crate::simulation::{simulate_all, SimConfig};
+use crate::measures::policy_report::PolicyReport;
+use crate::run::simulation::{simulate_all, SimConfig};
 use crate::slowdown::Model;
 
 /// Where nvl72's goodput meets another policy's.

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
-use crate::policy_report::PolicyReport;
-use crate::scheduler::Backfill;
-use crate::simulation::{simulate_all, SimConfig};
+use crate::measures::policy_report::PolicyReport;
+use crate::run::scheduler::Backfill;
+use crate::run::simulation::{simulate_all, SimConfig};
 
 /// One figure of a policy's report that calibration compares with the real run.
 pub type Figure = fn(&PolicyReport) -> Option<f64>;
