@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use nvl72_sim::calibration::{spread, Calibration, GroupError, Prediction, Replay};
 use nvl72_sim::replay::lab_model::fill_in;
 use nvl72_sim::replay::predict::{predict_again, ENSEMBLE};
 use nvl72_sim::replay::report::ReplayReport;
 use nvl72_sim::run::scheduler::Backfill;
+use nvl72_sim::studies::calibration::{spread, Calibration, GroupError, Prediction, Replay};
 
 use crate::choices::BackfillArg;
 
@@ -20,7 +20,7 @@ pub struct CalibrateArgs {
     /// `nvl72 replay --json` reports (`scripts/replays.sh` leaves one per workload)
     #[arg(required = true)]
     reports: Vec<PathBuf>,
-    /// Write the summary as JSON (`crates/sim/src/calibration.json` is the one `simulate` quotes)
+    /// Write the summary as JSON (`crates/sim/src/studies/calibration.json` is the one `simulate` quotes)
     #[arg(long, value_name = "FILE")]
     write: Option<PathBuf>,
     /// Predict with this backfill model instead of the one each replay assumed

@@ -27,7 +27,6 @@ use crate::output::write_file;
 use nvl72_sim::contenders::policy::PolicyKind;
 use nvl72_sim::job::hours;
 use nvl72_sim::measures::policy_report::PolicyReport;
-use nvl72_sim::plot;
 use nvl72_sim::replay::compare::{
     comparison, describe_ends, goodput_comparison, table, usable_comparison,
 };
@@ -37,7 +36,8 @@ use nvl72_sim::replay::predict::{predict, runnable_at_load};
 use nvl72_sim::replay::report::{CloudEnds, CloudReport, ReplayReport};
 use nvl72_sim::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use nvl72_sim::replay::timeline::{report, Fidelity, Measure};
-use nvl72_sim::report::{describe_failures, WorkloadInfo};
+use nvl72_sim::reports::plot;
+use nvl72_sim::reports::report::{describe_failures, WorkloadInfo};
 use nvl72_sim::run::scheduler::Backfill;
 use nvl72_sim::run::simulation::SimConfig;
 use nvl72_sim::workload::checkpoint::Checkpoints;

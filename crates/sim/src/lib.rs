@@ -5,58 +5,36 @@
 //! and decision latency. The `nvl72` binary (`crates/cli`) is its command line; the
 //! method and results are in `docs/notebook/benchmarks.md`.
 //!
-//! | Module | One concept |
+//! The crate is in floors, each folder one job and importing only the floors below it:
+//!
+//! | Folder / module | One job |
 //! |---|---|
-//! | [`job`] | A job: trays, `--segment`, submit time, run time, time limit; size classes |
-//! | [`workload::trace`] | A CSV job trace (Philly, the Kalos sample, a site's own) as a workload |
-//! | [`workload::sacct`] | A site's job history, as `sacct` exports it from Slurm accounting, as a workload |
-//! | [`workload::synthetic`] | The synthetic NVL72 job mix |
-//! | [`run::failures`] | Per-tray up/down processes |
-//! | [`workload::checkpoint`] | How often jobs save their progress: what a kill loses |
-//! | [`run::cluster`] | Tray states: free, busy, down |
-//! | [`contenders::free_map`] | A free-tray map with its count and fingerprint |
-//! | [`contenders::block`] | The model of topology/block's node choice |
-//! | [`contenders::engine_view`] | The engine's view of the cluster, updated where trays changed |
-//! | [`contenders::naive`] | Slurm's own consecutive best fit, without a topology plugin |
-//! | [`contenders::policy`] | nvl72, block, naive (and two engine what-ifs) behind one `place` call |
-//! | [`run::scheduler`] | One pass: priority FIFO plus EASY backfill |
-//! | [`run::simulation`] | The discrete-event loop |
-//! | [`slowdown`] | What a rack boundary costs a job: its slowdown from its pieces |
-//! | [`measures::metrics`] | What is measured, and its definitions |
-//! | [`contenders::latency`] | Nanoseconds per placement call |
-//! | [`report`] / [`plot`] | The text table, the JSON, the SVG |
-//! | [`verdict`] | The plain-language verdict at the top of a report |
-//! | [`recommend`] | The `[policy]` setting with the most goodput on a workload |
-//! | [`breakeven`] | The uniform slowdown at which nvl72 meets another policy on usable GPUs |
-//! | [`calibration`] | The simulator's measured error against real slurmctld replays |
-//! | [`analytic`] | The segment-size capacity formula and its check |
-//! | [`bench`](mod@bench) | Decision-latency scenarios |
-//! | [`replay`] | The model side of `nvl72 replay`: a stream compressed for a real slurmctld, and what it did, measured alike |
+//! | [`job`], [`slowdown`] | The ground floor: a job (trays, `--segment`, submit time, run time, time limit; size classes) and what a rack boundary costs it (its slowdown from its pieces) |
+//! | [`workload`] | A job stream from its description: [`workload::synthetic`] (the synthetic NVL72 mix), [`workload::trace`] (a CSV job trace), [`workload::sacct`] (a site's history from Slurm accounting), [`workload::checkpoint`] (how often jobs save their progress: what a kill loses) |
+//! | [`contenders`] | The policies compared, behind one `place` call ([`contenders::policy`]): the engine, the model of topology/block ([`contenders::block`]), Slurm's consecutive best fit ([`contenders::naive`]); what they decide on ([`contenders::free_map`], [`contenders::engine_view`]) and their decision latency ([`contenders::latency`]) |
+//! | [`measures`] | What is measured: the recorder and its definitions ([`measures::metrics`]), the per-policy report it fills ([`measures::policy_report`]) |
+//! | [`run`] | The event engine: the discrete-event loop ([`run::simulation`]), one scheduling pass of priority FIFO plus backfill ([`run::scheduler`]), the queue, the trays' states ([`run::cluster`]), per-tray up/down processes ([`run::failures`]) |
+//! | [`studies`] | Many runs to one answer: calibration against real replays, break-even, the `[policy]` recommendation, the segment-size formula, decision-latency scenarios |
+//! | [`reports`] | The text table and the JSON ([`reports::report`]), the verdict, the SVG, the HTML report |
+//! | [`replay`] | The model side of `nvl72 replay`: a stream compressed for a real slurmctld, the lab as the simulator models it, what it did measured alike, and the comparison |
 
 // The engine's modules under the names the simulator has always used for them.
 #[cfg(test)]
 use nvl72_engine::testkit;
 use nvl72_engine::{config, hostlist, idle, offered_view, placement, topology, tray, view};
 
-pub mod analytic;
-pub mod bench;
-pub mod breakeven;
-pub mod calibration;
 pub mod contenders;
-pub mod html;
 pub mod job;
 pub mod measures;
-pub mod plot;
-pub mod recommend;
 pub mod replay;
-pub mod report;
+pub mod reports;
 pub mod run;
 pub mod slowdown;
-pub mod verdict;
+pub mod studies;
 pub mod workload;
 
-/// The sacct reader under the name the lab suite (`tests/e2e`, which this crate's moves
-/// leave alone) and its own callers used before it moved under [`workload`].
+/// The sacct reader under its name from before [`workload`] held it, for the lab suite
+/// (`tests/e2e`), which these moves leave alone.
 pub use workload::sacct;
 
 #[cfg(test)]

@@ -136,8 +136,8 @@ fn a_priced_verdict_leads_with_usable_gpus_then_split_work_then_plain_occupancy(
     let mut cfg = SimConfig::new(12);
     cfg.slowdown = priced("default", Limits::Lenient);
     let jobs = generate(&SyntheticSpec::new(150, 1.0, 12.0 * 18.0, 5)).unwrap();
-    let report = crate::report::RunReport {
-        workload: crate::report::WorkloadInfo {
+    let report = crate::reports::report::RunReport {
+        workload: crate::reports::report::WorkloadInfo {
             name: "synthetic".into(),
             details: serde_json::Value::Null,
             jobs: jobs.len(),
@@ -150,7 +150,7 @@ fn a_priced_verdict_leads_with_usable_gpus_then_split_work_then_plain_occupancy(
         error_band: None,
         usable_error_band: None,
     };
-    let text = crate::verdict::verdict(&report, &crate::tests::margins_of(1.5)).unwrap();
+    let text = crate::reports::verdict::verdict(&report, &crate::tests::margins_of(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let (ours, naive) = (&report.policies[0], &report.policies[2]);
     let d = ours.usable_occupancy_while_waiting.unwrap()

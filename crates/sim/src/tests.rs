@@ -3,13 +3,13 @@
 
 use proptest::prelude::*;
 
-use crate::calibration;
 use crate::contenders::policy::PolicyKind;
 use crate::idle::Cause;
 use crate::job::{Job, HOUR, MINUTE};
-use crate::report::{RunReport, WorkloadInfo};
+use crate::reports::report::{RunReport, WorkloadInfo};
 use crate::run::failures::FailureModel;
 use crate::run::simulation::{simulate, simulate_all, SimConfig};
+use crate::studies::calibration;
 use crate::workload::checkpoint::Checkpoints;
 use crate::workload::synthetic::{generate, SyntheticSpec};
 
@@ -404,7 +404,7 @@ fn a_prediction_is_the_mean_of_its_tick_phases() {
 #[test]
 fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() {
     let report = run_report(0.0, 5);
-    let text = crate::verdict::verdict(&report, &margins_of(1.5)).unwrap();
+    let text = crate::reports::verdict::verdict(&report, &margins_of(1.5)).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
@@ -451,13 +451,13 @@ fn the_verdict_counts_gpus_kept_busy_and_jobs_split_against_each_other_policy() 
         policies: report.policies[..1].to_vec(),
         ..report.clone()
     };
-    assert!(crate::verdict::verdict(&alone, &margins_of(1.5)).is_none());
+    assert!(crate::reports::verdict::verdict(&alone, &margins_of(1.5)).is_none());
 }
 
 /// The same measured error for every policy, on occupancy only.
-pub(crate) fn margins_of(points: f64) -> crate::verdict::Margins {
-    crate::verdict::Margins {
-        occupancy: crate::calibration::PolicyMargins(
+pub(crate) fn margins_of(points: f64) -> crate::reports::verdict::Margins {
+    crate::reports::verdict::Margins {
+        occupancy: crate::studies::calibration::PolicyMargins(
             PolicyKind::ALL[..3].iter().map(|&k| (k, points)).collect(),
         ),
         ..Default::default()

@@ -4,7 +4,7 @@
 
 use crate::contenders::policy::PolicyKind;
 use crate::measures::policy_report::PolicyReport;
-use crate::report::{RunReport, WorkloadInfo};
+use crate::reports::report::{RunReport, WorkloadInfo};
 use crate::run::simulation::SimConfig;
 
 use super::predict::ENSEMBLE;

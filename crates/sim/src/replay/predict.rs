@@ -4,11 +4,11 @@
 
 use nvl72_engine::config::Policy;
 
-use crate::calibration::{self, ensembles, Prediction, Replay};
 use crate::contenders::policy::{Placer, PolicyKind, SimRequest};
 use crate::job::{set_offered_load, Job};
 use crate::measures::policy_report::PolicyReport;
 use crate::run::simulation::{simulate_all, SimConfig};
+use crate::studies::calibration::{self, ensembles, Prediction, Replay};
 
 use super::report::ReplayReport;
 

@@ -8,7 +8,7 @@ use super::timeline::Fidelity;
 use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
 use crate::measures::policy_report::PolicyReport;
-use crate::report::WorkloadInfo;
+use crate::reports::report::WorkloadInfo;
 use crate::run::simulation::SimConfig;
 
 /// One `nvl72 replay` run: real Slurm (labelled policies) and the simulator's prediction for

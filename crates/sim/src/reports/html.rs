@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use html_escape::encode_text as text;
 
-use crate::report::RunReport;
+use crate::reports::report::RunReport;
 
 /// What the page shows besides the report itself.
 pub struct Page<'a> {

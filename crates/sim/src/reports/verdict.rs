@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use crate::calibration::{Calibration, Measured, PolicyMargins};
 use crate::contenders::policy::PolicyKind;
 use crate::measures::policy_report::{LostWork, PolicyReport, Share};
-use crate::report::RunReport;
+use crate::reports::report::RunReport;
+use crate::studies::calibration::{Calibration, Measured, PolicyMargins};
 
 /// Which of a report's one-rack shares a verdict line counts.
 type ShareOf = fn(&PolicyReport) -> Share;
