@@ -36,8 +36,3 @@ pub mod workload;
 /// The sacct reader under its name from before [`workload`] held it, for the lab suite
 /// (`tests/e2e`), which these moves leave alone.
 pub use workload::sacct;
-
-#[cfg(test)]
-mod slowdown_tests;
-#[cfg(test)]
-mod tests;

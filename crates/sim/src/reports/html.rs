@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn the_page_holds_the_verdict_the_command_every_row_and_the_plot() {
-        let report = crate::tests::small_report();
+        let report = crate::run::simulation::tests::small_report();
         let html = page(
             &report,
             Some("verdict: on these jobs:\n- nvl72 <kept> more & busier\n"),
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn without_a_verdict_there_is_no_verdict_section() {
-        let report = crate::tests::small_report();
+        let report = crate::run::simulation::tests::small_report();
         assert!(!page(&report, None).contains("Verdict"));
     }
 }

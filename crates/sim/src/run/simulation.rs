@@ -573,3 +573,6 @@ impl<'a> Sim<'a> {
             .all(|j| !self.running.contains_key(&(self.expected_end[j], j))));
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -7,8 +7,6 @@
 //! error naming its line.
 
 mod fields;
-#[cfg(test)]
-mod form_tests;
 pub mod input;
 mod json;
 #[cfg(test)]
