@@ -1,4 +1,4 @@
-//! A site's `sacct` export (`sim::sacct::parse`: text or `--json`, plain or compressed) on
+//! A site's `sacct` export (`sim::workload::sacct::parse`: text or `--json`, plain or compressed) on
 //! any bytes. Invariants: a rejection names a line (`line N: ...`, N within the input unless
 //! it was compressed); an accepted export accounts
 //! for every job it read (used + skipped = read, at most one job per record), and every job
