@@ -2,7 +2,7 @@
 # decision-instructions.sh — instructions per engine decision and per view build, counted by
 # callgrind (exact and repeatable, unlike wall-clock time on a noisy machine), for one or more
 # `nvl72` builds on the same scenarios: `nvl72 bench` at RACKS racks, ROUNDS rounds, with
-# collection on inside `nvl72_sim::bench::measure` only (not while the scenarios are built).
+# collection on inside `nvl72_sim::studies::bench::measure` only (not while the scenarios are built).
 #
 #   bash scripts/decision-instructions.sh /tmp/nvl72-before target/release/nvl72
 #
@@ -27,7 +27,7 @@ printf '%-40s %14s %16s %16s\n' build "Ir/decision" "Ir/view build" "as before"
 for exe in "$@"; do
     exe=$(realpath "$exe")
     out="$OUT/callgrind.$(basename "$exe").$RANDOM"
-    valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='nvl72_sim::bench::measure' \
+    valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='nvl72_sim::studies::bench::measure' \
         "$exe" bench --racks "$RACKS" --rounds "$ROUNDS" >/dev/null 2>"$out.log" ||
         { cat "$out.log" >&2; exit 1; }
     # Everything collected (measure, by its toggle), and a function's instructions with
@@ -41,8 +41,8 @@ for exe in "$@"; do
     }
     # build_view runs once more per scenario, untimed, to allocate the memory the plugin
     # keeps between calls: that first build is in its count.
-    build=$(incl nvl72_sim::bench::build_view) builds=$(((ROUNDS + 1) * 3))
-    fresh=$(incl nvl72_sim::bench::fresh_view)
+    build=$(incl nvl72_sim::studies::bench::build_view) builds=$(((ROUNDS + 1) * 3))
+    fresh=$(incl nvl72_sim::studies::bench::fresh_view)
     if [ "$build" = 0 ]; then
         build=$(incl nvl72_engine::model::ClusterView::count_racks) builds=$((ROUNDS * 3))
     fi

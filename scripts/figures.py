@@ -81,7 +81,7 @@ def mean(reports, policy, key):
 
 def bands():
     """Each policy's mean absolute error in points, per (figure, with failures)."""
-    cal = json.loads((REPO / "crates" / "sim" / "src" / "calibration-easy.json").read_text())
+    cal = json.loads((REPO / "crates" / "sim" / "src" / "studies" / "calibration-easy.json").read_text())
     out = {}
     for figure, prefix in (("occupancy", ""), ("usable", "usable_"), ("goodput", "goodput_")):
         for failures, group in ((False, "without_failures"), (True, "with_failures")):
@@ -203,7 +203,7 @@ def bands_table(band, date):
     rows.append(f"(calibration of {date}{note}.)")
     ranking = []
     for name, model in (("calibration-easy.json", "EASY"), ("calibration.json", "Slurm's own backfill model")):
-        cal = json.loads((REPO / "crates" / "sim" / "src" / name).read_text())
+        cal = json.loads((REPO / "crates" / "sim" / "src" / "studies" / name).read_text())
         ranking.append(f"{cal['ranking_held']} of {cal['ranked']} ({model})")
     rows.append("")
     rows.append("The ranking of the three plugins held in " + " and ".join(ranking)

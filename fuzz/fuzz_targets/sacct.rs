@@ -1,4 +1,4 @@
-//! A site's `sacct` export (`sim::sacct::parse`: text or `--json`, plain or compressed) on
+//! A site's `sacct` export (`sim::workload::sacct::parse`: text or `--json`, plain or compressed) on
 //! any bytes. Invariants: a rejection names a line (`line N: ...`, N within the input unless
 //! it was compressed); an accepted export accounts
 //! for every job it read (used + skipped = read, at most one job per record), and every job
@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nvl72_sim::sacct::{parse, SacctOptions};
+use nvl72_sim::workload::sacct::{parse, SacctOptions};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the site's node size, so 8-GPU histories are fuzzed too.
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     };
     match parse(text, &opts) {
         Err(e) => {
-            let packed = nvl72_sim::sacct::input::packed(text);
+            let packed = nvl72_sim::workload::sacct::input::packed(text);
             let lines = text.split(|&b| b == b'\n').count().max(1);
             assert!(e.line >= 1 && (packed || e.line <= lines), "{e} (of {lines} lines)");
             assert!(e.to_string().starts_with(&format!("line {}: ", e.line)));

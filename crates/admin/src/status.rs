@@ -258,7 +258,7 @@ fn usable_racks(topo: &Topology, view: &ClusterView, pending: &[PendingJob]) -> 
 
 /// Why rack `rack`'s free trays are of no use to the jobs `waiting` (for trays, in
 /// `scontrol`'s order; the head is the first with reason `Resources`, else the first): the
-/// simulator's causes in its order (`sim::metrics`), with the engine as the judge of
+/// simulator's causes in its order (`sim::measures::metrics`), with the engine as the judge of
 /// `failed`. `too-few`: no waiting job's trays fit the free trays of the whole cluster.
 /// `other` (a job of one piece) and `rack-set` (of several segments or racks): some job that
 /// fits by count needs no more free trays in a rack than this one has, yet the engine's plans

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use nvl72_sim::analytic;
-use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::contenders::policy::PolicyKind;
+use nvl72_sim::studies::analytic;
 
 use crate::output::write_json;
 

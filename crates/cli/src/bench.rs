@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use nvl72_engine::config::EndTime;
-use nvl72_sim::bench;
-use nvl72_sim::latency::LatencySummary;
+use nvl72_sim::contenders::latency::LatencySummary;
+use nvl72_sim::studies::bench;
 
 use crate::output::write_json;
 

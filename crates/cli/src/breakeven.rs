@@ -3,14 +3,14 @@
 
 use clap::Args;
 
-use nvl72_sim::breakeven::{self, Crossing, Splits};
+use nvl72_sim::studies::breakeven::{self, Crossing, Splits};
 
 use crate::choices::SplitsArg;
-use nvl72_sim::policy::PolicyKind;
-use nvl72_sim::policy_report::PolicyReport;
+use nvl72_sim::contenders::policy::PolicyKind;
+use nvl72_sim::measures::policy_report::PolicyReport;
 
 use crate::workload::WorkloadArgs;
-use nvl72_sim::report::WorkloadInfo;
+use nvl72_sim::reports::report::WorkloadInfo;
 
 #[derive(Args)]
 pub struct BreakevenArgs {
@@ -55,7 +55,7 @@ pub fn run(a: &BreakevenArgs) -> Result<(), String> {
         info.jobs,
         info.name,
         info.offered_load,
-        nvl72_sim::report::describe_failures(&cfg.failures),
+        nvl72_sim::reports::report::describe_failures(&cfg.failures),
         cfg.slowdown.limits
     );
     let which = match Splits::from(a.splits) {

@@ -7,12 +7,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use nvl72_sim::calibration::{
-    self, ensembles, spread, Calibration, GroupError, Prediction, Replay,
-};
-use nvl72_sim::policy::PolicyKind;
+use nvl72_sim::replay::lab_model::fill_in;
+use nvl72_sim::replay::predict::{predict_again, ENSEMBLE};
 use nvl72_sim::replay::report::ReplayReport;
-use nvl72_sim::scheduler::Backfill;
+use nvl72_sim::run::scheduler::Backfill;
+use nvl72_sim::studies::calibration::{spread, Calibration, GroupError, Prediction, Replay};
 
 use crate::choices::BackfillArg;
 
@@ -21,7 +20,7 @@ pub struct CalibrateArgs {
     /// `nvl72 replay --json` reports (`scripts/replays.sh` leaves one per workload)
     #[arg(required = true)]
     reports: Vec<PathBuf>,
-    /// Write the summary as JSON (`crates/sim/src/calibration.json` is the one `simulate` quotes)
+    /// Write the summary as JSON (`crates/sim/src/studies/calibration.json` is the one `simulate` quotes)
     #[arg(long, value_name = "FILE")]
     write: Option<PathBuf>,
     /// Predict with this backfill model instead of the one each replay assumed
@@ -31,7 +30,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "SECONDS")]
     run_overhead_s: Option<f64>,
     /// Runs per prediction, their scheduling passes at evenly spread phases of the tick
-    #[arg(long, default_value_t = super::replay::ENSEMBLE)]
+    #[arg(long, default_value_t = ENSEMBLE)]
     members: usize,
 }
 
@@ -50,71 +49,6 @@ fn read(path: &Path) -> Result<(ReplayReport, String), String> {
     Ok((saved, date))
 }
 
-/// Predicts one saved replay again with the simulator as it is now: occupancy, usable
-/// occupancy when its jobs paid their splits' slowdown, and goodput when they checkpointed.
-fn predict(path: &Path, saved: &ReplayReport, members: usize) -> Result<Replay, String> {
-    let real: Vec<(PolicyKind, f64, Option<f64>, Option<f64>)> = saved
-        .policies
-        .iter()
-        .filter(|p| p.label.is_some())
-        .filter_map(|p| {
-            Some((
-                p.policy,
-                p.occupancy_while_waiting?,
-                p.usable_occupancy_while_waiting,
-                p.goodput_while_waiting,
-            ))
-        })
-        .collect();
-    if real.is_empty() {
-        return Err(format!(
-            "{}: no real run in it (a --dry-run report?)",
-            path.display()
-        ));
-    }
-    let priced = !saved.sim.slowdown.is_off();
-    let checkpointed = !saved.sim.checkpoints.is_none();
-    let models: Vec<PolicyKind> = real.iter().map(|&(k, ..)| k).collect();
-    let figures = ensembles(
-        &saved.prediction_config(),
-        &saved.stream,
-        &models,
-        members,
-        &[
-            calibration::occupancy,
-            calibration::usable,
-            calibration::goodput,
-        ],
-    );
-    let plugins = real
-        .iter()
-        .enumerate()
-        .filter_map(|(m, &(policy, real, real_usable, real_goodput))| {
-            let usable = |x: Option<f64>| x.filter(|_| priced);
-            let goodput = |x: Option<f64>| x.filter(|_| checkpointed);
-            Some(Prediction {
-                policy,
-                real,
-                predicted: figures[0][m]?.0,
-                real_usable: usable(real_usable),
-                predicted_usable: usable(figures[1][m].map(|f| f.0)),
-                real_goodput: goodput(real_goodput),
-                predicted_goodput: goodput(figures[2][m].map(|f| f.0)),
-            })
-        })
-        .collect();
-    Ok(Replay {
-        name: path
-            .file_stem()
-            .map_or("?".into(), |s| s.to_string_lossy().into_owned()),
-        racks: saved.sim.racks,
-        with_failures: saved.tray_events > 0,
-        priced,
-        checkpointed,
-        plugins,
-    })
-}
-
 pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
     let mut replays = Vec::new();
     let mut streams: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -127,21 +61,17 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<(), String> {
             saved.sim.backfill = b.into();
         }
         backfill = saved.sim.backfill;
-        // Reports from before these were modelled: the labs' own values.
-        saved.sim.bf_window = saved
-            .sim
-            .bf_window
-            .or(Some(super::replay::lab_bf_window(saved.scale)));
-        saved.sim.run_overhead = saved
-            .sim
-            .run_overhead
-            .or(Some(super::replay::lab_run_overhead(saved.scale)));
-        // The driver's requeue as measured, whatever the report's simulator assumed.
-        saved.sim.requeue_delay = Some(super::replay::lab_requeue_delay(saved.scale));
+        // Reports from before these were modelled: the labs' own values; the driver's
+        // requeue as measured, whatever the report's simulator assumed.
+        fill_in(&mut saved.sim, saved.scale);
         if let Some(s) = a.run_overhead_s {
             saved.sim.run_overhead = Some((s * 1000.0 * saved.scale).round() as u64);
         }
-        let replay = predict(path, &saved, a.members)?;
+        let name = path
+            .file_stem()
+            .map_or("?".into(), |s| s.to_string_lossy().into_owned());
+        let replay = predict_again(name, &saved, a.members)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         // The same stream run again: a priced run of it, or one whose jobs checkpoint, is
         // another experiment.
         let key =

@@ -4,9 +4,9 @@
 
 use clap::ValueEnum;
 
-use nvl72_sim::breakeven::Splits;
-use nvl72_sim::scheduler::Backfill;
+use nvl72_sim::run::scheduler::Backfill;
 use nvl72_sim::slowdown::Limits;
+use nvl72_sim::studies::breakeven::Splits;
 
 /// How backfill protects waiting jobs from the ones it starts early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

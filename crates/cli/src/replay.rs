@@ -24,20 +24,23 @@ use serde::Serialize;
 
 use crate::output::write_file;
 
-use nvl72_engine::config::Policy;
-use nvl72_sim::calibration::{self, ensembles};
-use nvl72_sim::checkpoint::Checkpoints;
-use nvl72_sim::job::{hours, set_offered_load, Job, HOUR};
-use nvl72_sim::plot;
-use nvl72_sim::policy::{Placer, PolicyKind, SimRequest};
-use nvl72_sim::policy_report::PolicyReport;
+use nvl72_sim::contenders::policy::PolicyKind;
+use nvl72_sim::job::hours;
+use nvl72_sim::measures::policy_report::PolicyReport;
+use nvl72_sim::replay::compare::{
+    comparison, describe_ends, goodput_comparison, table, usable_comparison,
+};
+use nvl72_sim::replay::lab_model::{model_lab, CLOUD_NOTE, SCHED_PARAMS};
 use nvl72_sim::replay::observe::parse_log;
+use nvl72_sim::replay::predict::{predict, runnable_at_load};
 use nvl72_sim::replay::report::{CloudEnds, CloudReport, ReplayReport};
 use nvl72_sim::replay::schedule::{scale_for, schedule, Schedule, ScheduleSpec};
 use nvl72_sim::replay::timeline::{report, Fidelity, Measure};
-use nvl72_sim::report::{describe_failures, RunReport, WorkloadInfo};
-use nvl72_sim::scheduler::Backfill;
-use nvl72_sim::simulation::{simulate_all, SimConfig};
+use nvl72_sim::reports::plot;
+use nvl72_sim::reports::report::{describe_failures, WorkloadInfo};
+use nvl72_sim::run::scheduler::Backfill;
+use nvl72_sim::run::simulation::SimConfig;
+use nvl72_sim::workload::checkpoint::Checkpoints;
 
 use super::workload::WorkloadArgs;
 
@@ -151,61 +154,6 @@ impl Topo {
     }
 }
 
-/// Slurm settings that keep the compressed time meaningful: backfill every second (its
-/// default 30 s would be hours) at one-second resolution.
-const SCHED_PARAMS: &str = "bf_interval=1,bf_resolution=1,bf_max_job_test=500";
-
-/// Tick phases a prediction averages (`calibration::ensemble`).
-pub const ENSEMBLE: usize = 8;
-
-/// How much longer than its `sleep` a job holds its trays in a replay lab, real seconds:
-/// from `sched: Allocate` (or backfill's `Started`) to `_job_complete ... done` the median
-/// was 85-104 ms over the sleep in the six labs of the calibration set's `syn-s1` and
-/// `syn-s2` (launch and completion on a loaded 2-core host).
-const LAB_RUN_OVERHEAD_S: f64 = 0.1;
-
-/// The same with `--cloud`, where the driver ends each job itself at its start line's time +
-/// its sleep: the median (`Fidelity::run_overhead_median_ms`) was 2-3 ms in 2-rack labs of
-/// 24.11 and 26.05 and 4 ms at 278 racks (p90 0.5 s there, when the complete RPC waits for
-/// the backfill cycle's locks); 2026-12-02.
-const CLOUD_RUN_OVERHEAD_S: f64 = 0.005;
-
-/// How long a requeued job waits before it may start again in a replay lab, real seconds:
-/// the driver sets `StartTime=now+1`, which slurmctld reads in whole seconds, so the begin
-/// time is the next whole second, not a full second later (`setting begin to` minus
-/// `Requeuing` averaged 0.54 s, from 0.03 to 1.02 s, over 88 requeues in the three labs of
-/// ph4-fail-s1-priced, 2026-12-04).
-const LAB_REQUEUE_DELAY_S: f64 = 0.5;
-
-/// [`LAB_REQUEUE_DELAY_S`] in simulated time.
-pub fn lab_requeue_delay(scale: f64) -> u64 {
-    (LAB_REQUEUE_DELAY_S * 1000.0 * scale).round() as u64
-}
-
-/// [`LAB_RUN_OVERHEAD_S`] in simulated time.
-pub fn lab_run_overhead(scale: f64) -> u64 {
-    (LAB_RUN_OVERHEAD_S * 1000.0 * scale).round() as u64
-}
-
-/// [`CLOUD_RUN_OVERHEAD_S`] in simulated time.
-fn cloud_run_overhead(scale: f64) -> u64 {
-    (CLOUD_RUN_OVERHEAD_S * 1000.0 * scale).round() as u64
-}
-
-/// What a `--cloud` replay is, for its report.
-const CLOUD_NOTE: &str = "--cloud: the trays are Slurm cloud nodes without slurmd (powering up, \
-    idle#/alloc#); every job stays CONFIGURING until the driver ends it at its start + run \
-    time with slurm_complete_job() (COMPLETED, or TIMEOUT past its limit), then queues a \
-    scheduling pass with a no-op node update; a drained tray's jobs are requeued by \
-    slurmctld itself. Measured: slurmctld's placement, backfill, job turnover and requeues; \
-    not measured: slurmd traffic (launch, epilog-complete, registration, pings), \
-    slurmctld's own time limits, unresponsive nodes";
-
-/// The labs' `bf_window` (Slurm's default, one real day) in simulated time.
-pub fn lab_bf_window(scale: f64) -> u64 {
-    (24.0 * HOUR as f64 * scale).round() as u64
-}
-
 /// `YYYY-MM-DD` of a time, UTC.
 pub fn day(t: std::time::SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string()[..10].to_string()
@@ -237,7 +185,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let healthy = cfg.trays() as f64 * (1.0 - cfg.failures.unavailability());
     let (jobs, name, details) = a.w.build(&cfg, healthy)?;
     let drawn = jobs.len();
-    let jobs = runnable_at_load(jobs, racks, healthy, a.w.load);
+    let jobs = runnable_at_load(jobs, racks, cfg.trays_per_rack, healthy, a.w.load);
     let left_out = drawn - jobs.len();
     let scale = match a.speed {
         Some(s) => s,
@@ -277,32 +225,8 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         schedule.tray_events.len()
     );
     let models: Vec<PolicyKind> = a.topologies.iter().map(|t| t.model()).collect();
-    // slurmctld's one-second scheduling tick, which compression stretches.
-    cfg.sched_period = Some((1000.0 * a.tick_s * scale).round() as u64);
-    cfg.requeue_delay = Some(lab_requeue_delay(scale));
-    cfg.bf_window = Some(lab_bf_window(scale));
-    cfg.run_overhead = Some(if a.cloud {
-        cloud_run_overhead(scale)
-    } else {
-        lab_run_overhead(scale)
-    });
-    // The tables: one tick phase. The occupancy compared: the mean over the phases.
-    let predicted = simulate_all(&cfg, &schedule.stream, &models, true, &|_, _| {});
-    // Priced splits: usable occupancy, real against predicted, leads.
-    let mut figures = ensembles(
-        &cfg,
-        &schedule.stream,
-        &models,
-        ENSEMBLE,
-        &[
-            calibration::occupancy,
-            calibration::usable,
-            calibration::goodput,
-        ],
-    );
-    let goodput_prediction = (!cfg.checkpoints.is_none()).then(|| figures.remove(2));
-    let usable_prediction = (!cfg.slowdown.is_off()).then(|| figures.remove(1));
-    let prediction = figures.remove(0);
+    model_lab(&mut cfg, scale, a.tick_s, a.cloud);
+    let predicted = predict(&cfg, &schedule.stream, &models);
     let mut assumptions = format!(
         "slurmctld {} in every lab: SchedulerParameters={SCHED_PARAMS}, Slurm's defaults otherwise\nsimulator: {}",
         a.series,
@@ -313,31 +237,35 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         assumptions.push_str(CLOUD_NOTE);
     }
     if a.dry_run {
-        print!("{}", table(&info, &cfg, predicted.clone()));
-        if let Some(g) = &goodput_prediction {
+        print!("{}", table(&info, &cfg, predicted.runs.clone()));
+        if let Some(g) = &predicted.goodput {
             println!("{}", goodput_comparison(&[], &models, g));
         }
-        if let Some(u) = &usable_prediction {
+        if let Some(u) = &predicted.usable {
             println!("{}", usable_comparison(&[], &models, u));
         }
-        println!("{}", comparison(&[], &models, &prediction, &[]));
+        println!("{}", comparison(&[], &models, &predicted.occupancy, &[]));
         println!("{assumptions}");
         return Ok(());
     }
 
     let (real, fidelity, ends) = run_labs(a, &schedule, racks, &cfg)?;
+    let (fidelity, ends) = (by_name(fidelity), by_name(ends));
     let mut all = real.clone();
-    all.extend(predicted.iter().cloned());
+    all.extend(predicted.runs.iter().cloned());
     print!("{}", table(&info, &cfg, all.clone()));
-    if let Some(g) = &goodput_prediction {
+    if let Some(g) = &predicted.goodput {
         println!("{}", goodput_comparison(&real, &models, g));
     }
-    if let Some(u) = &usable_prediction {
+    if let Some(u) = &predicted.usable {
         println!("{}", usable_comparison(&real, &models, u));
     }
-    println!("{}", comparison(&real, &models, &prediction, &fidelity));
-    for (topo, e) in &ends {
-        println!("{}", describe_ends(*topo, e));
+    println!(
+        "{}",
+        comparison(&real, &models, &predicted.occupancy, &fidelity)
+    );
+    for (lab, e) in &ends {
+        println!("{}", describe_ends(lab, e));
     }
     println!("{assumptions}");
     let title = format!(
@@ -360,15 +288,15 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
         jobs_left_out: left_out,
         tray_events: schedule.tray_events.len(),
         policies: all,
-        prediction: models.iter().copied().zip(prediction).collect(),
-        fidelity: by_name(fidelity),
+        prediction: models.iter().copied().zip(predicted.occupancy).collect(),
+        fidelity,
         slurm_settings: SCHED_PARAMS.to_string(),
         stream: schedule.stream.clone(),
         date: Some(day(std::time::SystemTime::now())),
         series: a.series.clone(),
         cloud: a.cloud.then_some(CloudReport {
             note: CLOUD_NOTE.to_string(),
-            ends: by_name(ends),
+            ends,
         }),
     };
     let json = serde_json::to_string_pretty(&full).map_err(|e| e.to_string())?;
@@ -393,26 +321,6 @@ fn by_name<T>(per_lab: Vec<(Topo, T)>) -> Vec<(String, T)> {
         .into_iter()
         .map(|(topo, x)| (topo.name().to_string(), x))
         .collect()
-}
-
-/// One line on the driver's ends in a `--cloud` lab.
-fn describe_ends(topo: Topo, e: &CloudEnds) -> String {
-    let mut line = format!(
-        "{}: --cloud ends: {} jobs ended by slurm_complete_job in {} batches, {} refused, {} kicks refused; \
-         replies after the due time: mean {:.0} ms, p99 {} ms, max {} ms",
-        topo.name(),
-        e.ended,
-        e.batches,
-        e.failed,
-        e.kicks_failed,
-        e.late_mean_ms,
-        e.late_p99_ms,
-        e.late_max_ms
-    );
-    if let Some(first) = e.errors.first() {
-        line.push_str(&format!(" (first refusal: {first})"));
-    }
-    line
 }
 
 /// Runs the schedule in one lab per compared topology (in parallel unless `--sequential`),
@@ -513,155 +421,6 @@ fn run_labs(
     Ok((real, fidelity, all_ends))
 }
 
-/// Drops the jobs that some compared policy could never run on `racks` racks (the
-/// simulator's own test, [`Placer::never_runnable`]: Slurm would leave them pending for
-/// ever), restarts the clock at the first submission and, with `--load`, compresses arrivals
-/// back to that load.
-fn runnable_at_load(jobs: Vec<Job>, racks: usize, healthy: f64, load: Option<f64>) -> Vec<Job> {
-    let policy = Policy::default();
-    let mut placers: Vec<Placer> = PolicyKind::ALL
-        .iter()
-        .map(|&k| Placer::new(k, racks, 18, &policy, false))
-        .collect();
-    let mut kept: Vec<Job> = jobs
-        .into_iter()
-        .filter(|j| {
-            placers
-                .iter_mut()
-                .all(|p| !p.never_runnable(SimRequest::of(j)))
-        })
-        .collect();
-    let first = kept.first().map_or(0, |j| j.submit);
-    for (id, j) in kept.iter_mut().enumerate() {
-        j.id = id;
-        j.submit -= first;
-    }
-    if let Some(load) = load.filter(|&l| l > 0.0) {
-        set_offered_load(&mut kept, healthy, load);
-    }
-    kept
-}
-
-fn table(info: &WorkloadInfo, cfg: &SimConfig, policies: Vec<PolicyReport>) -> String {
-    RunReport {
-        workload: info.clone(),
-        sim: cfg.clone(),
-        policies,
-        error_band: None,
-        usable_error_band: None,
-    }
-    .to_table()
-}
-
-/// Usable occupancy, real against predicted, per plugin (a priced replay).
-fn usable_comparison(
-    real: &[PolicyReport],
-    models: &[PolicyKind],
-    prediction: &[Option<(f64, f64)>],
-) -> String {
-    let mut out =
-        "\nUSABLE GPU occupancy while jobs wait (GPU time ÷ each job's slowdown: its script \
-         slept base × s for the nodes Slurm gave it): real Slurm vs the simulator\n"
-            .to_string();
-    out += &real_vs_predicted(real, models, prediction, |r| {
-        r.usable_occupancy_while_waiting
-    });
-    out
-}
-
-/// Goodput, real against predicted, per plugin (a replay whose jobs checkpointed).
-fn goodput_comparison(
-    real: &[PolicyReport],
-    models: &[PolicyKind],
-    prediction: &[Option<(f64, f64)>],
-) -> String {
-    "\nGOODPUT while jobs wait (usable occupancy less the work kills threw away: a requeued job's \
-     script resumed from its last checkpoint): real Slurm vs the simulator\n"
-        .to_string()
-        + &real_vs_predicted(real, models, prediction, |r| r.goodput_while_waiting)
-}
-
-/// One line per plugin: `figure` in the real run against the prediction's mean.
-fn real_vs_predicted(
-    real: &[PolicyReport],
-    models: &[PolicyKind],
-    prediction: &[Option<(f64, f64)>],
-    figure: fn(&PolicyReport) -> Option<f64>,
-) -> String {
-    use std::fmt::Write;
-    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.2}%", v * 100.0));
-    let points = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) => format!("{:+.2}", (a - b) * 100.0),
-        _ => "-".into(),
-    };
-    let mut out = String::new();
-    for (i, (k, p)) in models.iter().zip(prediction).enumerate() {
-        let r = real.get(i);
-        let mean = p.map(|p| p.0);
-        let _ = writeln!(
-            out,
-            "  {:<6} real {:>7}  simulator {:>7} ({} points; the phases range over {} points)",
-            k.to_string(),
-            r.map_or("-".into(), |r| pct(figure(r))),
-            pct(mean),
-            points(r.and_then(figure), mean),
-            p.map_or("-".into(), |p| format!("{:.1}", p.1)),
-        );
-    }
-    out
-}
-
-/// Real against predicted, per plugin, and the targets of the replay.
-fn comparison(
-    real: &[PolicyReport],
-    models: &[PolicyKind],
-    prediction: &[Option<(f64, f64)>],
-    fidelity: &[(Topo, Fidelity)],
-) -> String {
-    use std::fmt::Write;
-    let occ = |r: &PolicyReport| r.occupancy_while_waiting;
-    let mut out = format!(
-        "\nGPU occupancy while jobs wait: real Slurm vs the simulator on the same stream (the mean \
-         of {ENSEMBLE} runs whose passes fall at spread phases of slurmctld's 1 s tick)\n"
-    );
-    out += &real_vs_predicted(real, models, prediction, |r| r.occupancy_while_waiting);
-    let rank = |rs: &[(String, f64)]| {
-        let mut v = rs.to_vec();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1));
-        v.into_iter()
-            .map(|(n, _)| n)
-            .collect::<Vec<_>>()
-            .join(" > ")
-    };
-    if !real.is_empty() {
-        let named: Vec<(String, f64)> = real
-            .iter()
-            .map(|r| (r.name(), occ(r).unwrap_or(0.0)))
-            .collect();
-        let _ = writeln!(out, "ranking, real Slurm: {}", rank(&named));
-    }
-    let named: Vec<(String, f64)> = models
-        .iter()
-        .zip(prediction)
-        .map(|(k, p)| (k.to_string(), p.map_or(0.0, |p| p.0)))
-        .collect();
-    let _ = writeln!(out, "ranking, simulator:  {}", rank(&named));
-    for (topo, f) in fidelity {
-        let _ = writeln!(
-            out,
-            "{}: submissions late by {:.0} ms on average (max {} ms); starts of the wrong size: {}; unknown nodes: {}; runs over their sleep: median {} ms, p90 {} ms",
-            topo.name(),
-            f.submit_late_mean_ms,
-            f.submit_late_max_ms,
-            f.wrong_size_starts,
-            f.unknown_nodes,
-            f.run_overhead_median_ms.map_or("-".into(), |v| v.to_string()),
-            f.run_overhead_p90_ms.map_or("-".into(), |v| v.to_string()),
-        );
-    }
-    out
-}
-
 fn bar(multi: &MultiProgress, topo: Topo, schedule: &Schedule) -> ProgressBar {
     let bar = multi.add(ProgressBar::new(schedule.stop_ms / 1000));
     bar.set_style(
@@ -688,35 +447,4 @@ fn scripts_dir(given: Option<&Path>) -> Result<PathBuf, String> {
         .ok_or_else(|| {
             "scripts/lab-up.sh not found: run from the repository or pass --scripts".into()
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use nvl72_sim::job::{offered_load, HOUR};
-
-    fn job(id: usize, submit: u64, trays: usize) -> Job {
-        Job::plain(id, submit, trays, HOUR, 2 * HOUR)
-    }
-
-    #[test]
-    fn jobs_that_cannot_run_are_dropped_and_the_rest_keep_the_load() {
-        let nine_segments = Job {
-            segment: Some(16),
-            ..job(2, 2 * HOUR, 144)
-        };
-        let jobs = vec![
-            job(0, 0, 300),
-            job(1, HOUR, 4),
-            nine_segments,
-            job(3, 5 * HOUR, 18),
-        ];
-        let kept = runnable_at_load(jobs, 8, 144.0, Some(0.5));
-        assert_eq!(
-            kept.iter().map(|j| (j.id, j.trays)).collect::<Vec<_>>(),
-            [(0, 4), (1, 18)]
-        );
-        assert_eq!(kept[0].submit, 0, "the clock starts at the first kept job");
-        assert!((offered_load(&kept, 144.0) - 0.5).abs() < 1e-3);
-    }
 }

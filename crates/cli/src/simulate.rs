@@ -8,16 +8,16 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use nvl72_engine::config::{self, Policy};
-use nvl72_sim::calibration::Calibration;
-use nvl72_sim::failures::FailureModel;
-use nvl72_sim::html::Page;
+use nvl72_sim::contenders::policy::PolicyKind;
 use nvl72_sim::job::HOUR;
-use nvl72_sim::plot;
-use nvl72_sim::policy::PolicyKind;
-use nvl72_sim::recommend;
-use nvl72_sim::report::{describe_failures, RunReport, WorkloadInfo};
-use nvl72_sim::simulation::simulate_all;
-use nvl72_sim::verdict::{verdict, Figure, Margins};
+use nvl72_sim::reports::html::Page;
+use nvl72_sim::reports::plot;
+use nvl72_sim::reports::report::{describe_failures, RunReport, WorkloadInfo};
+use nvl72_sim::reports::verdict::{verdict, Figure, Margins};
+use nvl72_sim::run::failures::FailureModel;
+use nvl72_sim::run::simulation::simulate_all;
+use nvl72_sim::studies::calibration::Calibration;
+use nvl72_sim::studies::recommend;
 
 use crate::output::write_file;
 use crate::workload;

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use nvl72_sim::checkpoint::Checkpoints;
+use nvl72_sim::replay::lab_nodes::TRAYS_PER_RACK;
 use nvl72_sim::replay::stretch::{checkpoint_marks, factor_of_nodelist, sleep_ms};
 use nvl72_sim::slowdown::{CommClass, Slowdown};
+use nvl72_sim::workload::checkpoint::Checkpoints;
 
 #[derive(Args)]
 pub struct StretchArgs {
@@ -43,7 +44,7 @@ pub fn run(a: &StretchArgs) -> Result<(), String> {
         .ok_or_else(|| format!("--class {}: expected dp, dense or moe", a.class))?;
     let nodes = std::env::var("SLURM_JOB_NODELIST")
         .map_err(|_| "SLURM_JOB_NODELIST is not set: run me as a job script".to_string())?;
-    let factor = factor_of_nodelist(&slowdown, &nodes, a.segment, class, 18)?;
+    let factor = factor_of_nodelist(&slowdown, &nodes, a.segment, class, TRAYS_PER_RACK)?;
     let every = match a.checkpoint_ms {
         Some(0) => return Err("--checkpoint-ms must be above 0".into()),
         Some(ms) => Checkpoints::Every(ms),

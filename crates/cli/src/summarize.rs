@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use nvl72_engine::idle::Cause;
-use nvl72_sim::calibration::PolicyMargins;
-use nvl72_sim::policy_report::PolicyReport;
-use nvl72_sim::report::RunReport;
-use nvl72_sim::verdict::{compared_line, Compared, Figure};
+use nvl72_sim::measures::policy_report::PolicyReport;
+use nvl72_sim::reports::report::RunReport;
+use nvl72_sim::reports::verdict::{compared_line, Compared, Figure};
+use nvl72_sim::studies::calibration::PolicyMargins;
 
 #[derive(Args)]
 pub struct SummarizeArgs {
@@ -236,7 +236,7 @@ fn idle_of(p: &PolicyReport, cause: Cause) -> Option<f64> {
 fn wait_of(
     p: &PolicyReport,
     class: &str,
-    figure: fn(&nvl72_sim::policy_report::ClassWait) -> f64,
+    figure: fn(&nvl72_sim::measures::policy_report::ClassWait) -> f64,
 ) -> Option<f64> {
     p.wait.iter().find(|w| w.class == class).map(figure)
 }

@@ -7,14 +7,14 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::choices::{BackfillArg, LimitsArg};
-use nvl72_sim::checkpoint::{self, Checkpoints};
-use nvl72_sim::failures::FailureModel;
 use nvl72_sim::job::Job;
-use nvl72_sim::sacct::{self, SacctOptions};
-use nvl72_sim::scheduler::Backfill;
-use nvl72_sim::simulation::SimConfig;
+use nvl72_sim::run::failures::FailureModel;
+use nvl72_sim::run::scheduler::Backfill;
+use nvl72_sim::run::simulation::SimConfig;
 use nvl72_sim::slowdown::{parse_variant, ClassRule, Slowdown};
-use nvl72_sim::trace;
+use nvl72_sim::workload::checkpoint::{self, Checkpoints};
+use nvl72_sim::workload::sacct::{self, SacctOptions};
+use nvl72_sim::workload::trace;
 use nvl72_sim::workload::{self, Source, WorkloadSpec};
 
 /// The workload, the cluster and its failures: what `simulate` and `replay` share.

@@ -1,8 +1,8 @@
 //! The error band `simulate` prints is what `nvl72 calibrate` computes, with this simulator,
 //! from the calibration set's real replays kept in `tests/fixtures/calibration/`: a change
 //! to the simulator that moves a prediction must ship the band it now earns
-//! (`nvl72 calibrate tests/fixtures/calibration/*.json --write crates/sim/src/calibration.json`, and
-//! `--backfill easy --write crates/sim/src/calibration-easy.json`).
+//! (`nvl72 calibrate tests/fixtures/calibration/*.json --write crates/sim/src/studies/calibration.json`, and
+//! `--backfill easy --write crates/sim/src/studies/calibration-easy.json`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -42,7 +42,7 @@ fn calibrate(extra: &[&str]) -> Value {
 
 fn shipped(name: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../sim/src")
+        .join("../sim/src/studies")
         .join(name);
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -1,6 +1,6 @@
 //! Engine decision latency on 278 racks (5,004 trays), 2,800 racks (50,400 trays, the
 //! largest GB200 sites) and 5,000 racks, at 0%, 50% and 90% occupancy, for each request style
-//! (`-N` in a rack, `-N` over several, `--segment`, `--gpus`; see `nvl72_sim::bench`), and
+//! (`-N` in a rack, `-N` over several, `--segment`, `--gpus`; see `nvl72_sim::studies::bench`), and
 //! the view the plugin builds on every call before the engine decides (counted and indexed).
 //!
 //! `cargo bench --bench decision`. Criterion reports the time of one round of a style's
@@ -13,7 +13,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use nvl72_engine::offered_view::OfferedView;
 use nvl72_engine::tray::Tray;
-use nvl72_sim::bench::{build_view, decide, scenarios, Style};
+use nvl72_sim::studies::bench::{build_view, decide, scenarios, Style};
 
 const RACKS: [usize; 3] = [278, 2800, 5000];
 

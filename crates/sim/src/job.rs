@@ -4,7 +4,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::slowdown::{ClassRule, CommClass};
+use crate::slowdown::{ClassRule, CommClass};
 
 /// Simulated time in milliseconds since the first submission.
 pub type Millis = u64;
@@ -31,7 +31,7 @@ pub struct Job {
     /// Sized by GPUs (`--gpus=4*trays`, no `-N`): Slurm leaves the node count open and the
     /// topology plugin sees a minimum of one node.
     pub by_gpus: bool,
-    /// How its GPUs talk, which prices a split ([`super::slowdown`]); jobs saved before the
+    /// How its GPUs talk, which prices a split ([`crate::slowdown`]); jobs saved before the
     /// model load as dense.
     #[serde(default)]
     pub class: CommClass,

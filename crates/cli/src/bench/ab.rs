@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use nvl72_sim::bench::{Measured, Style};
-use nvl72_sim::latency::LatencySummary;
+use nvl72_sim::contenders::latency::LatencySummary;
+use nvl72_sim::studies::bench::{Measured, Style};
 
 /// One figure of one scenario: a style's decisions, all of them, or the view build.
 #[derive(Clone, Copy, PartialEq)]

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use nvl72_sim::replay::lab_nodes::TRAYS_PER_RACK;
 use nvl72_sim::replay::observe::{parse_log, What};
 use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::stretch::{factor_of_nodes, sleep_ms};
@@ -92,8 +93,14 @@ impl Book {
             run.sleep_ms
         } else {
             // A start line whose nodes are not lab trays is priced as one rack.
-            factor_of_nodes(&self.slowdown, nodes, run.segment, run.class, 18)
-                .map_or(run.sleep_ms, |f| sleep_ms(run.sleep_ms, &f))
+            factor_of_nodes(
+                &self.slowdown,
+                nodes,
+                run.segment,
+                run.class,
+                TRAYS_PER_RACK,
+            )
+            .map_or(run.sleep_ms, |f| sleep_ms(run.sleep_ms, &f))
         };
         if !self.slowdown.is_off() && self.slowdown.limits == Limits::Lenient {
             stretched as i64

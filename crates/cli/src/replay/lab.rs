@@ -11,15 +11,16 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 
 use nvl72_engine::hostlist;
-use nvl72_sim::checkpoint::Checkpoints;
-use nvl72_sim::replay::lab_nodes::tray_name;
+use nvl72_sim::replay::lab_model::SCHED_PARAMS;
+use nvl72_sim::replay::lab_nodes::{tray_name, TRAYS_PER_RACK};
 use nvl72_sim::replay::report::CloudEnds;
 use nvl72_sim::replay::schedule::{ReplayJob, Schedule, TrayEvent};
 use nvl72_sim::replay::timeline::Observed;
 use nvl72_sim::slowdown::{Limits, Slowdown};
+use nvl72_sim::workload::checkpoint::Checkpoints;
 
 use super::cloud::{unix_ms, Ender, RunSpec};
-use super::{ReplayArgs, Topo, SCHED_PARAMS};
+use super::{ReplayArgs, Topo};
 
 /// How long a client command waits for a slurmctld it cannot connect to (one that is
 /// restarting) before it counts as failed.
@@ -159,7 +160,7 @@ impl Lab {
         max_requeue: Option<u32>,
     ) -> Result<LabRun, String> {
         self.bar.set_message("lab starting");
-        let trays = racks * 18;
+        let trays = racks * TRAYS_PER_RACK;
         if let Err(first) = self.up(racks, a) {
             // Several labs starting at once on a small host can trip lab-up.sh: one more try.
             self.bar.set_message("lab-up failed, trying again");

@@ -1,7 +1,13 @@
 //! The lab's tray names, both ways, as `scripts/lab-up.sh` writes them: tray 0 is `gb001`
 //! (`gb0001` above 999 trays), in rack order. The one place the replay knows them: the
 //! driver names trays to fail with [`tray_name`], the timeline and `nvl72 stretch` read
-//! slurmctld's node lists back with [`tray_of`].
+//! slurmctld's node lists back with [`tray_of`]; [`TRAYS_PER_RACK`] is how many trays each
+//! of its racks has.
+
+/// Trays per rack in a replay lab: lab-up.sh's `NPR`, which the driver leaves at its
+/// default. The lab side (the driver, the cloud driver's ends, `nvl72 stretch` in the job
+/// script) prices nodes with it; the prediction takes `SimConfig::trays_per_rack`.
+pub const TRAYS_PER_RACK: usize = 18;
 
 /// The lab's name of tray `tray` (0-based) in a lab of `trays` trays.
 pub fn tray_name(tray: usize, trays: usize) -> String {

@@ -5,11 +5,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::timeline::Fidelity;
+use crate::contenders::policy::PolicyKind;
 use crate::job::Job;
-use crate::policy::PolicyKind;
-use crate::policy_report::PolicyReport;
-use crate::report::WorkloadInfo;
-use crate::simulation::SimConfig;
+use crate::measures::policy_report::PolicyReport;
+use crate::reports::report::WorkloadInfo;
+use crate::run::simulation::SimConfig;
 
 /// One `nvl72 replay` run: real Slurm (labelled policies) and the simulator's prediction for
 /// the same stream.

@@ -6,8 +6,8 @@
 //! times and limits, scaled back): its prediction and the real run differ only by what Slurm
 //! does, not by rounding.
 
-use crate::failures::{FailureModel, FailureTimeline};
 use crate::job::{Job, Millis, MINUTE};
+use crate::run::failures::{FailureModel, FailureTimeline};
 use crate::slowdown::CommClass;
 
 /// One `sbatch`, in real time.

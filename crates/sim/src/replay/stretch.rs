@@ -5,9 +5,9 @@
 //! starts and sleeps its base time × s; the cloud driver prices the start line's nodes; the
 //! timeline of a real run prices each start the same way for usable occupancy.
 
-use crate::checkpoint::Checkpoints;
 use crate::hostlist;
 use crate::slowdown::{CommClass, Factor, Slowdown};
+use crate::workload::checkpoint::Checkpoints;
 
 use super::lab_nodes::tray_of;
 

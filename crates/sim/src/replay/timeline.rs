@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use super::lab_nodes::tray_of;
 use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
-use crate::checkpoint::Checkpoints;
-use crate::metrics::{Price, Recorder, Snapshot};
-use crate::policy::PolicyKind;
-use crate::policy_report::PolicyReport;
+use crate::contenders::policy::PolicyKind;
+use crate::measures::metrics::{Price, Recorder, Snapshot};
+use crate::measures::policy_report::PolicyReport;
 use crate::slowdown::Slowdown;
+use crate::workload::checkpoint::Checkpoints;
 
 /// What the driver knows besides the log.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -321,9 +321,9 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::failures::FailureModel;
     use crate::job::{Job, HOUR};
     use crate::replay::schedule::{schedule, ScheduleSpec};
+    use crate::run::failures::FailureModel;
 
     fn measure(kind: PolicyKind) -> Measure<'static> {
         static OFF: std::sync::LazyLock<Slowdown> = std::sync::LazyLock::new(Slowdown::default);
