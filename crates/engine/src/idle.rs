@@ -1,7 +1,7 @@
 //! Where the idle GPUs go: every free healthy tray while jobs wait gets one [`Cause`], so the
 //! occupancy gap between policies can be read as failed trays, whole-rack waits, remainders
 //! and reservations instead of one "stranded" figure. The definitions are in the simulator's
-//! metrics module docs (`sim::metrics`); this file is their code, cause by cause in that
+//! metrics module docs (`sim::measures::metrics`); this file is their code, cause by cause in that
 //! order. It is the engine's, not the simulator's: `nvl72 status` gives live trays the same
 //! causes.
 

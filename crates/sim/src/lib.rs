@@ -32,7 +32,3 @@ pub mod run;
 pub mod slowdown;
 pub mod studies;
 pub mod workload;
-
-/// The sacct reader under its name from before [`workload`] held it, for the lab suite
-/// (`tests/e2e`), which these moves leave alone.
-pub use workload::sacct;

@@ -623,7 +623,7 @@ pub fn show_field(show: &str, key: &str) -> String {
 
 /// `YYYY-MM-DDTHH:MM:SS` as seconds, read as UTC (the sacct reader's own parser).
 fn parse_slurm_time(text: &str) -> Option<i64> {
-    nvl72_sim::sacct::timestamp(text).ok().flatten()
+    nvl72_sim::workload::sacct::timestamp(text).ok().flatten()
 }
 
 /// A lab node name or node list (`gb050`, `gb[001-004]`, `cpu01`), not a rack or group name.

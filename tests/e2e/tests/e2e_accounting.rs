@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::process::Command;
 
 use lab::*;
-use nvl72_sim::sacct::{self, HistoryJob, SacctOptions, Skip};
+use nvl72_sim::workload::sacct::{self, HistoryJob, SacctOptions, Skip};
 
 /// The README's export command, for this lab's series (24.11's sacct has no SegmentSize).
 fn export_command(since: &str) -> Vec<String> {
