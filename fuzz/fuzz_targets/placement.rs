@@ -54,6 +54,9 @@ fn build(u: &mut Unstructured) -> Result<(Topology, ClusterView, JobRequest)> {
         // The brute-force reference does not model cuts between groups; the engine's
         // property test `a_cut_placement_exists_whenever_the_reference_finds_one` does.
         piece_multiple: 1,
+        // The preference keeps the racks the rule chose, so the reference's answer holds;
+        // cuts of 2 and 4 fit these small racks.
+        prefer_piece_multiple: *u.choose(&[1, 2, 4])?,
     };
     // Racks of 0..=MAX_TRAYS trays (0: every name unknown to the scheduler).
     let sizes: Vec<usize> = (0..u.int_in_range(1..=MAX_RACKS)?)
