@@ -36,7 +36,7 @@ mod tests;
 mod validate;
 
 pub use crate::demand::Demand;
-pub use clearing::{cheapest_rack, Blocker, Clearing, ClearingCost};
+pub use clearing::{best_fit_rack, cheapest_rack, slurm_victims, Blocker, Clearing, ClearingCost};
 pub use piece::{Piece, Placement};
 pub use plan::{placements, plan, Plan};
 pub use reject::{NeverReason, Reject, WaitReason};

@@ -122,3 +122,73 @@ fn cheapest_cover<'b>(items: &[(&'b Blocker, usize)], deficit: usize) -> Option<
     let (_, chosen) = best[deficit].take()?;
     Some(chosen.iter().map(|&i| items[i].0).collect())
 }
+
+/// Slurm's own choice of victims on the run-now path (cons_tres `_run_now`, read in
+/// ../shared/reference/preemption.md §1.3), for a job of `need` trays in one rack, whole-tray
+/// victims: the candidates (`in_order`, Slurm's order: lowest priority, then fewest nodes)
+/// are removed one at a time, cumulatively, and after each removal the topology plugin is
+/// asked for a rack (`accept`: each rack's free trays plus those of the removed jobs in it;
+/// it answers the rack it would place the job in, or `None`). At the first answer the list is
+/// reordered (the job that made it fit first, then the others by their trays in the chosen
+/// rack, the rest after) and the loop starts again, `passes` successes in all (`reorder_count
+/// = 1`, Slurm's default, gives 3). The victims are the removed jobs with trays in the rack of
+/// the last pass. This is what the plugin steers by accepting only its own rack.
+pub fn slurm_victims(
+    free: &[usize],
+    in_order: &[Blocker],
+    need: usize,
+    passes: usize,
+    accept: impl Fn(&[usize], usize) -> Option<usize>,
+) -> Option<(usize, Vec<u32>)> {
+    // The plain test first: where the job fits on free trays, nothing is preempted.
+    if let Some(rack) = accept(free, need) {
+        return Some((rack, Vec::new()));
+    }
+    let mut order: Vec<&Blocker> = in_order.iter().collect();
+    let mut last = None;
+    for _ in 0..passes.max(1) {
+        let mut avail = free.to_vec();
+        let (made_fit, rack) = order.iter().enumerate().find_map(|(i, b)| {
+            for &(r, t) in &b.trays_by_rack {
+                avail[r] += t;
+            }
+            accept(&avail, need).map(|rack| (i, rack))
+        })?;
+        let in_rack = |b: &Blocker| -> usize {
+            b.trays_by_rack
+                .iter()
+                .filter(|t| t.0 == rack)
+                .map(|t| t.1)
+                .sum()
+        };
+        let victims: Vec<u32> = order[..=made_fit]
+            .iter()
+            .filter(|b| in_rack(b) > 0)
+            .map(|b| b.job)
+            .collect();
+        last = Some((rack, victims));
+        // Slurm's `usable_nodes`: the job that made it fit first, earlier ones by their
+        // overlap with the chosen nodes, later ones 0; a stable sort keeps ties in order.
+        let key = |i: usize, b: &Blocker| match i.cmp(&made_fit) {
+            std::cmp::Ordering::Equal => usize::MAX,
+            std::cmp::Ordering::Less => in_rack(b),
+            std::cmp::Ordering::Greater => 0,
+        };
+        let mut keyed: Vec<(usize, &Blocker)> = order
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (key(i, b), *b))
+            .collect();
+        keyed.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+        order = keyed.into_iter().map(|(_, b)| b).collect();
+    }
+    last
+}
+
+/// What topology/block and topology/nvl72 without steering answer in [`slurm_victims`]: the
+/// best-fitting rack that holds the job (fewest trays left over, then the first).
+pub fn best_fit_rack(avail: &[usize], need: usize) -> Option<usize> {
+    (0..avail.len())
+        .filter(|&r| avail[r] >= need)
+        .min_by_key(|&r| (avail[r] - need, r))
+}

@@ -129,3 +129,73 @@ fn brute_force(
         })
         .min()
 }
+
+/// The reference's case through Slurm's loop: its own order clears rack0 (l2 and l1), and a
+/// plugin that accepts only the cheapest rack makes the same loop clear rack1's l3 alone.
+#[test]
+fn slurms_loop_clears_two_jobs_and_steering_makes_it_clear_one() {
+    let free = [0, 8, 0, 0];
+    // Slurm's order: lowest priority, then fewest nodes, then submission: l2, l1, l3, l4, l5.
+    let in_order = [
+        job(2, 1, 8, &[(0, 8)]),
+        job(1, 1, 10, &[(0, 10)]),
+        job(3, 1, 10, &[(1, 10)]),
+        job(4, 1, 18, &[(2, 18)]),
+        job(5, 1, 18, &[(3, 18)]),
+    ];
+    let slurm = slurm_victims(&free, &in_order, 18, 3, best_fit_rack).unwrap();
+    assert_eq!(slurm, (0, vec![2, 1]));
+    let plan = cheapest_rack(&free, &in_order, 18).unwrap();
+    let only_plan = |avail: &[usize], need: usize| (avail[plan.rack] >= need).then_some(plan.rack);
+    let steered = slurm_victims(&free, &in_order, 18, 3, only_plan).unwrap();
+    assert_eq!(steered, (1, vec![3]));
+}
+
+/// Random layouts of one tier: steering Slurm's loop (a plugin that accepts only the
+/// cheapest rack) clears that rack, and never loses more work than Slurm's own choice. (The
+/// loop may take more of that rack's jobs than the plan names: what it removes is Slurm's
+/// order; the plugin's part of issue 52 is to make the two agree.)
+#[test]
+fn steering_never_costs_more_than_slurms_own_choice() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(53);
+    for _ in 0..2000 {
+        let racks = rng.gen_range(1..5);
+        let mut free = vec![0; racks];
+        let mut blockers = Vec::new();
+        for (r, f) in free.iter_mut().enumerate() {
+            let mut left = 18;
+            while left > 0 && rng.gen_bool(0.85) {
+                let t = rng.gen_range(1..=left.min(10));
+                let id = blockers.len() as u32 + 1;
+                blockers.push(job(id, 1, t as u64 * rng.gen_range(1..5), &[(r, t)]));
+                left -= t;
+            }
+            *f = left;
+        }
+        // Slurm's order: fewest nodes first (one tier), then submission.
+        blockers.sort_by_key(|b| (b.trays_by_rack[0].1, b.job));
+        let need = 18;
+        let cost_of = |victims: &[u32]| -> u64 {
+            blockers
+                .iter()
+                .filter(|b| victims.contains(&b.job))
+                .map(|b| b.lost)
+                .sum()
+        };
+        let Some(plan) = cheapest_rack(&free, &blockers, need) else {
+            assert_eq!(
+                slurm_victims(&free, &blockers, need, 3, best_fit_rack),
+                None
+            );
+            continue;
+        };
+        let (_, slurm) = slurm_victims(&free, &blockers, need, 3, best_fit_rack).unwrap();
+        let only_plan =
+            |avail: &[usize], need: usize| (avail[plan.rack] >= need).then_some(plan.rack);
+        let (rack, steered) = slurm_victims(&free, &blockers, need, 3, only_plan).unwrap();
+        let case = format!("free {free:?} blockers {blockers:?}");
+        assert_eq!(rack, plan.rack, "{case}");
+        assert!(cost_of(&steered) <= cost_of(&slurm), "{case}");
+    }
+}
