@@ -402,8 +402,15 @@ fn check_multi_rack(
     p: &Placement,
     alternative: (usize, usize),
 ) -> Result<(), String> {
-    let balanced = topo.policy.multi_rack == MultiRack::Balanced;
-    check_multi_rack_trays(topo, view, req, p, alternative, balanced)?;
+    // Shaped pieces come first: balanced ones, or ones cut on groups (`piece_multiple`, or
+    // `prefer_piece_multiple` where the racks allowed it) for a job without `--segment` or `-w`.
+    let policy = &topo.policy;
+    let cut_on_groups = policy.multi_rack == MultiRack::FewestRacks
+        && (policy.piece_multiple > 1 || policy.prefer_piece_multiple > 1)
+        && req.segment.is_none()
+        && req.required.is_empty();
+    let shaped = policy.multi_rack == MultiRack::Balanced || cut_on_groups;
+    check_multi_rack_trays(topo, view, req, p, alternative, shaped)?;
     let n = req.trays_needed(topo);
     let racks: Vec<usize> = p.pieces.iter().map(|p| p.rack).collect();
     let named = required_racks(topo, req).unwrap_or_default();
@@ -420,26 +427,27 @@ fn check_multi_rack(
 
 /// What holds for one alternative of any plan over several racks, by the rules or spilled:
 /// the job's trays (all free trays of its racks when flexible), every rack of a `-w` node.
-/// When the pieces are `balanced` (`multi_rack = "balanced"`, or spilled) a flexible job
-/// sized by its demand may first be offered just its `n` trays, then the racks' free trays.
+/// When the pieces are shaped (`multi_rack = "balanced"`, spilled, or cut on groups) a
+/// flexible job sized by its demand may first be offered just its `n` trays, then the racks'
+/// free trays.
 fn check_multi_rack_trays(
     topo: &Topology,
     view: &ClusterView,
     req: &JobRequest,
     p: &Placement,
     (i, alternatives): (usize, usize),
-    balanced: bool,
+    shaped: bool,
 ) -> Result<(), String> {
     let n = req.trays_needed(topo);
-    let balanced_first = balanced && req.is_flexible() && n > req.min_nodes;
+    let shaped_first = shaped && req.is_flexible() && n > req.min_nodes;
     ensure!(
-        alternatives == 1 || (balanced_first && alternatives == 2),
-        "a multi-rack job has one alternative (two: balanced pieces, then the racks)"
+        alternatives == 1 || (shaped_first && alternatives == 2),
+        "a multi-rack job has one alternative (two: shaped pieces, then the racks)"
     );
     if alternatives == 2 && i == 0 {
         ensure!(
             !p.exact && p.nodes.len() == n,
-            "balanced pieces of {} trays, needs {n}",
+            "shaped pieces of {} trays, needs {n}",
             p.nodes.len()
         );
     } else if p.exact {
