@@ -73,23 +73,10 @@ fn the_cheapest_rack_matches_a_brute_force_over_every_set_of_victims() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(52);
     for _ in 0..2000 {
         let racks = rng.gen_range(1..4);
-        let mut free = vec![0; racks];
-        let mut blockers = Vec::new();
-        for (r, f) in free.iter_mut().enumerate() {
-            let mut left = 18;
-            while left > 0 && rng.gen_bool(0.8) {
-                let t = rng.gen_range(1..=left.min(8));
-                let id = blockers.len() as u32 + 1;
-                blockers.push(job(
-                    id,
-                    rng.gen_range(0..3),
-                    rng.gen_range(0..50),
-                    &[(r, t)],
-                ));
-                left -= t;
-            }
-            *f = rng.gen_range(0..=left);
-        }
+        let (left, blockers) = random_racks(&mut rng, racks, 8, 0.8, |rng, id, r, t| {
+            job(id, rng.gen_range(0..3), rng.gen_range(0..50), &[(r, t)])
+        });
+        let free: Vec<usize> = left.iter().map(|&l| rng.gen_range(0..=l)).collect();
         let need = rng.gen_range(1..=18);
         let want = (0..racks)
             .filter_map(|r| brute_force(r, free[r], &blockers, need))
@@ -97,6 +84,31 @@ fn the_cheapest_rack_matches_a_brute_force_over_every_set_of_victims() {
         let got = cheapest_rack(&free, &blockers, need).map(|c| c.cost);
         assert_eq!(got, want, "free {free:?} need {need} blockers {blockers:?}");
     }
+}
+
+/// 18-tray racks filled with random whole-tray jobs of up to `largest` trays (another job
+/// with probability `more`), `make` drawing each job: each rack's trays left, and the jobs.
+fn random_racks<R: rand::Rng>(
+    rng: &mut R,
+    racks: usize,
+    largest: usize,
+    more: f64,
+    mut make: impl FnMut(&mut R, u32, usize, usize) -> Blocker,
+) -> (Vec<usize>, Vec<Blocker>) {
+    let mut blockers = Vec::new();
+    let left = (0..racks)
+        .map(|r| {
+            let mut left = 18;
+            while left > 0 && rng.gen_bool(more) {
+                let t = rng.gen_range(1..=left.min(largest));
+                let id = blockers.len() as u32 + 1;
+                blockers.push(make(rng, id, r, t));
+                left -= t;
+            }
+            left
+        })
+        .collect();
+    (left, blockers)
 }
 
 fn brute_force(
@@ -161,18 +173,9 @@ fn steering_never_costs_more_than_slurms_own_choice() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(53);
     for _ in 0..2000 {
         let racks = rng.gen_range(1..5);
-        let mut free = vec![0; racks];
-        let mut blockers = Vec::new();
-        for (r, f) in free.iter_mut().enumerate() {
-            let mut left = 18;
-            while left > 0 && rng.gen_bool(0.85) {
-                let t = rng.gen_range(1..=left.min(10));
-                let id = blockers.len() as u32 + 1;
-                blockers.push(job(id, 1, t as u64 * rng.gen_range(1..5), &[(r, t)]));
-                left -= t;
-            }
-            *f = left;
-        }
+        let (free, mut blockers) = random_racks(&mut rng, racks, 10, 0.85, |rng, id, r, t| {
+            job(id, 1, t as u64 * rng.gen_range(1..5), &[(r, t)])
+        });
         // Slurm's order: fewest nodes first (one tier), then submission.
         blockers.sort_by_key(|b| (b.trays_by_rack[0].1, b.job));
         let need = 18;
