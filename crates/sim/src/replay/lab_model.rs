@@ -15,20 +15,20 @@ pub const SCHED_PARAMS: &str = "bf_interval=1,bf_resolution=1,bf_max_job_test=50
 /// from `sched: Allocate` (or backfill's `Started`) to `_job_complete ... done` the median
 /// was 85-104 ms over the sleep in the six labs of the calibration set's `syn-s1` and
 /// `syn-s2` (launch and completion on a loaded 2-core host).
-const LAB_RUN_OVERHEAD_S: f64 = 0.1;
+pub const LAB_RUN_OVERHEAD_S: f64 = 0.1;
 
 /// The same with `--cloud`, where the driver ends each job itself at its start line's time +
 /// its sleep: the median (`Fidelity::run_overhead_median_ms`) was 2-3 ms in 2-rack labs of
 /// 24.11 and 26.05 and 4 ms at 278 racks (p90 0.5 s there, when the complete RPC waits for
 /// the backfill cycle's locks); 2026-12-02.
-const CLOUD_RUN_OVERHEAD_S: f64 = 0.005;
+pub const CLOUD_RUN_OVERHEAD_S: f64 = 0.005;
 
 /// How long a requeued job waits before it may start again in a replay lab, real seconds:
 /// the driver sets `StartTime=now+1`, which slurmctld reads in whole seconds, so the begin
 /// time is the next whole second, not a full second later (`setting begin to` minus
 /// `Requeuing` averaged 0.54 s, from 0.03 to 1.02 s, over 88 requeues in the three labs of
 /// ph4-fail-s1-priced, 2026-12-04).
-const LAB_REQUEUE_DELAY_S: f64 = 0.5;
+pub const LAB_REQUEUE_DELAY_S: f64 = 0.5;
 
 /// What a `--cloud` replay is, for its report.
 pub const CLOUD_NOTE: &str =
