@@ -72,8 +72,7 @@ impl Cuts {
     /// offered exactly them first? Without it a job whose count Slurm picks is offered the
     /// racks' free trays, as before the preference.
     pub fn cut_on_preferred(&self, pieces: &[Piece], topo: &Topology) -> bool {
-        let first_node = |p: &Piece| topo.racks[p.rack].nodes.iter().min().copied();
-        let last = pieces.iter().max_by_key(|p| first_node(p));
+        let last = pieces.iter().max_by_key(|p| first_node(topo, p.rack));
         self.preferred > 1
             && topo.policy.multi_rack == MultiRack::FewestRacks
             && pieces.len() > 1
@@ -126,7 +125,12 @@ fn aligned_set(
 }
 
 fn in_node_order(racks: &mut [Room], topo: &Topology) {
-    racks.sort_by_key(|r| topo.racks[r.rack].nodes.iter().min().copied());
+    racks.sort_by_key(|r| first_node(topo, r.rack));
+}
+
+/// A rack's place in node order (Slurm ranks a job's nodes that way): its first node.
+fn first_node(topo: &Topology, rack: usize) -> Option<usize> {
+    topo.racks[rack].nodes.iter().min().copied()
 }
 
 /// `n` trays from `racks`: cut after multiples of `preferred` trays when these racks allow it
