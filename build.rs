@@ -389,7 +389,7 @@ fn generate_bindings(root: &Path, out: &Path, includes: &[PathBuf], abi_header: 
         .allowlist_var("part_list|idle_node_bitmap")
         .allowlist_var("SLURM_SUCCESS|SLURM_ERROR|ESLURM_.*|NODE_STATE_.*|TOPOLOGY_PLUGIN_.*")
         .allowlist_var("NO_VAL|NO_VAL16|JOB_MAGIC|DETAILS_MAGIC|NODE_MAGIC|PART_MAGIC")
-        .allowlist_var("TOPO_RANK_ID_SHIFT")
+        .allowlist_var("TOPO_RANK_ID_SHIFT|PREEMPT_MODE_.*")
         .allowlist_var("WHOLE_NODE_.*|LOG_LEVEL_.*|JOB_STATE_BASE|INFINITE")
         .allowlist_type("log_level_t|slurm_err_t|node_states|nvl72_.*|job_states")
         .rustified_enum("topology_data_t");

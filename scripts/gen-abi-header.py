@@ -64,6 +64,7 @@ SERIES = ((26, 5), (26, 11))
 PROBE_HEADERS = [
     "slurm/slurm.h",
     "slurm/slurm_errno.h",
+    "slurm/slurmdb.h",
     "src/common/bitstring.h",
     "src/common/core_array.h",
     "src/common/dynamic_plugin_data.h",
@@ -99,11 +100,15 @@ PUBLIC_TYPES = [
 # Public fields the plugin reads (asserted in the header against the public headers).
 PUBLIC_FIELDS = [
     ("slurm_conf_t", "state_save_location", "char *{}"),
+    ("slurm_conf_t", "preempt_type", "char *{}"),
+    ("slurmdb_qos_rec_t", "priority", "uint32_t {}"),
 ]
 # Public macros the plugin relies on (checked present; values printed in the report).
 PUBLIC_MACROS = ["NODE_STATE_BASE", "NODE_STATE_DRAIN", "NODE_STATE_COMPLETING",
                  "NODE_STATE_NO_RESPOND", "NODE_STATE_FAIL", "JOB_STATE_BASE",
-                 "NO_VAL", "NO_VAL16", "INFINITE", "SLURM_SUCCESS", "SLURM_ERROR"]
+                 "NO_VAL", "NO_VAL16", "INFINITE", "SLURM_SUCCESS", "SLURM_ERROR",
+                 "PREEMPT_MODE_REQUEUE", "PREEMPT_MODE_CANCEL", "PREEMPT_MODE_SUSPEND",
+                 "PREEMPT_MODE_GANG"]
 
 # Opaque struct types (forward declarations only; the plugin uses pointers to them).
 OPAQUE = [
@@ -203,11 +208,16 @@ STRUCTS = [
         ("partition", "char *{}"),
         ("part_ptr", "part_record_t *{}"),
         ("start_protocol_ver", "uint16_t {}"),
+        # Preemption steering (src/preemption.rs): a candidate's age and its QOS.
+        ("start_time", "time_t {}"),
+        ("qos_ptr", "slurmdb_qos_rec_t *{}"),
     ]),
     dict(typedef="part_record_t", tag="part_record", full=False,
          src="src/common/part_record.h", fields=[
         ("magic", "uint32_t {}"),
         ("name", "char *{}"),
+        ("node_bitmap", "bitstr_t *{}"),
+        ("priority_tier", "uint16_t {}"),
     ]),
     dict(typedef="node_record_t", tag="node_record", full=False, src="src/common/node_conf.h",
          fields=[
@@ -682,7 +692,8 @@ def check_completeness(src):
 
 def public_probe(src, gen, work, cc):
     """The items taken from the public headers must be there with only slurm.h included."""
-    lines = ["#include <slurm/slurm.h>", "#include <slurm/slurm_errno.h>", "#include <stddef.h>",
+    lines = ["#include <slurm/slurm.h>", "#include <slurm/slurm_errno.h>",
+             "#include <slurm/slurmdb.h>", "#include <stddef.h>",
              "#define SAME(a, b) __builtin_types_compatible_p(a, b)"]
     for t, real in PUBLIC_TYPES:
         lines.append("typedef %s nvl72_probe_%s;" % (t, t))
@@ -745,6 +756,7 @@ def render(m, target, fixes, out):
     P("")
     P("#include <slurm/slurm.h>")
     P("#include <slurm/slurm_errno.h>")
+    P("#include <slurm/slurmdb.h>")
     P("")
     P("#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(%d, %d, 0) || \\" % (major, minor))
     P("    SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(%d, %d, 0)" % (major, minor + 1))
@@ -841,7 +853,7 @@ def syntax_check(path, gen, tree, cc, work):
     """The header must compile with only the public headers (here: the tree's slurm/)."""
     pub = os.path.join(work, "pub")
     os.makedirs(os.path.join(pub, "slurm"), exist_ok=True)
-    for h in ("slurm.h", "slurm_errno.h"):
+    for h in ("slurm.h", "slurm_errno.h", "slurmdb.h"):
         shutil.copy(os.path.join(tree, "slurm", h), os.path.join(pub, "slurm", h))
     path_c = os.path.join(work, "syntax.c")
     with open(path_c, "w") as fh:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# without-plugin.sh — runs the end-to-end tests (e2e, e2e_sizing, e2e_end_time, e2e_faults,
+# without-plugin.sh — runs the end-to-end tests (e2e, e2e_sizing, e2e_end_time, e2e_faults, e2e_preemption,
 # e2e_block_parity, and
 # on 26.05 e2e_slurm26) against stock Slurm instead of topology/nvl72,
 # to show that they test the plugin and not Slurm's own selection: every placement test should
@@ -25,7 +25,8 @@ cargo build --profile "$profile" -p topology_nvl72 -p nvl72-e2e --tests
 mkdir -p target
 log=target/without-plugin-$SLURM_SERIES-$TOPO.log   # the whole output, with each failure's message
 # Extra arguments filter the tests, as for cargo test (e.g. `segments`).
-tests=(--test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults --test e2e_block_parity)
+tests=(--test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults --test e2e_block_parity
+       --test e2e_preemption)
 [ "$SLURM_SERIES" = 24.11 ] || tests+=(--test e2e_slurm26)
 E2E_TOPO=$TOPO cargo test --profile "$profile" -p nvl72-e2e "${tests[@]}" --no-fail-fast -- "$@" 2>&1 |
     tee "$log" | grep -E '^test .* \.\.\. (ok|FAILED)$'

@@ -30,8 +30,8 @@ static LAST: Mutex<Option<Walk>> = Mutex::new(None);
 static JOB_LIST: OnceLock<usize> = OnceLock::new();
 static LAST_JOB_UPDATE: OnceLock<usize> = OnceLock::new();
 
-/// The address of slurmctld's global `name`, or 0 outside slurmctld.
-fn global(cell: &OnceLock<usize>, name: &CStr) -> usize {
+/// The address of slurmctld's global (or function) `name`, or 0 outside slurmctld.
+pub fn global(cell: &OnceLock<usize>, name: &CStr) -> usize {
     *cell.get_or_init(|| {
         // SAFETY: dlsym with RTLD_DEFAULT only looks a symbol up.
         unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) as usize }
@@ -45,11 +45,9 @@ pub fn now() -> u32 {
     u32::try_from(t.max(0)).unwrap_or(u32::MAX)
 }
 
-/// Every node's latest expected job end (0: no running job), or None outside slurmctld.
-///
-/// `_locked` is the proof that the job lock is held (a [`Job`] handle exists only under it,
-/// as during eval), so that no job record changes while the list is walked.
-pub fn busy_until(_locked: Job<'_>) -> Option<Vec<u32>> {
+/// slurmctld's job table (`job_list`) and the time it last changed (`last_job_update`), or
+/// None outside slurmctld. `_locked`: the job lock is held (see [`busy_until`]).
+pub fn job_table(_locked: Job<'_>) -> Option<(*mut b::list_t, libc::time_t)> {
     // slurmstepd defines a `job_list` of its own; only slurmctld's is the job table.
     if !slurm::running_in_slurmctld() {
         return None;
@@ -62,9 +60,15 @@ pub fn busy_until(_locked: Job<'_>) -> Option<Vec<u32>> {
     // SAFETY: non-NULL dlsym results are the addresses of slurmctld's `list_t *job_list` and
     // `time_t last_job_update`; the job lock (`_locked`) excludes writers.
     let (list, stamp) = unsafe { (*list, *stamp) };
-    if list.is_null() {
-        return None;
-    }
+    (!list.is_null()).then_some((list, stamp))
+}
+
+/// Every node's latest expected job end (0: no running job), or None outside slurmctld.
+///
+/// `_locked` is the proof that the job lock is held (a [`Job`] handle exists only under it,
+/// as during eval), so that no job record changes while the list is walked.
+pub fn busy_until(_locked: Job<'_>) -> Option<Vec<u32>> {
+    let (list, stamp) = job_table(_locked)?;
     let nodes = slurm::node_count();
     let now = now();
     let mut last = LAST.lock();

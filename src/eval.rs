@@ -21,6 +21,7 @@ use super::error::{Failure, PluginError};
 use super::guard::callback;
 use super::job::Job;
 use super::memo::{self, NotNow, Tried};
+use super::preemption::{self, Steer};
 use super::restore::{self, Offer};
 use super::slurm::{self, BitmapRef};
 use super::state::{self, Loaded};
@@ -222,6 +223,11 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
     }
     let now = end_times::now();
     let (mut req, shape) = job_request(call, te, job, st.topo.policy.switches, i64::from(now));
+    match preemption::steer(call, job, st, node_map, &req) {
+        Steer::Off => {}
+        Steer::Refuse => return Err(restore::report(te, Failure::NoResources)),
+        Steer::Place(trays) => return take_preemption_plan(call, te, job, &trays),
+    }
     let mut built = view::offered_view(te, node_map, st, memo::current());
     let lineage = built.lineage();
     let view = &mut built.built.view;
@@ -243,6 +249,35 @@ fn place<'c>(call: &Call<'c>, te: TopoEval<'c>, st: &Arc<Loaded>) -> Result<(), 
         shape: &shape,
     };
     try_in_turn(call, te, &decision, &alternatives, lineage)
+}
+
+/// The trays of the job's preemption plan, all offered now: Slurm's own selection over
+/// exactly them (cores, GRES, memory). Where it refuses them the job waits rather than
+/// taking other trays, whose clearing Slurm's order would choose; the plan's patience
+/// (`preemption::PATIENCE_SECONDS`) bounds the wait.
+fn take_preemption_plan<'c>(
+    call: &Call<'c>,
+    te: TopoEval<'c>,
+    job: Job<'c>,
+    trays: &[usize],
+) -> Result<(), PluginError> {
+    let offer = Offer::take(call, te).ok_or(PluginError::Error)?;
+    if offer.attempt(trays).run() == slurm::SUCCESS {
+        log::log!(
+            wait_level(),
+            "JobId={}: takes its preemption plan's trays {}",
+            job.id(),
+            slurm::node_names(trays)
+        );
+        return Ok(());
+    }
+    log::log!(
+        wait_level(),
+        "JobId={}: Slurm refused its preemption plan's trays {}",
+        job.id(),
+        slurm::node_names(trays)
+    );
+    Err(restore::report(te, Failure::NoResources))
 }
 
 /// Why the engine placed nothing, logged and remembered for the rest of the evaluation.

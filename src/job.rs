@@ -126,6 +126,13 @@ impl<'c> Job<'c> {
     /// is the partition of this evaluation, not the job's list. None when there is no
     /// partition record, or its magic number is not at this build's offset.
     pub fn partition(self) -> Option<&'c str> {
+        // SAFETY: a partition's name is NULL or NUL-terminated, live like the record.
+        unsafe { slurm::borrowed_str(self.part()?.name) }
+    }
+
+    /// The partition record of this evaluation (see [`Job::partition`]), when its magic
+    /// number is at this build's offset.
+    fn part(self) -> Option<&'c b::part_record_t> {
         let part = self.record().part_ptr;
         if part.is_null() {
             return None;
@@ -134,11 +141,52 @@ impl<'c> Job<'c> {
         // scheduler holds the partition read lock with the job lock, so it stays live and
         // unwritten for `'c`. Only the magic number is read before it is trusted.
         let part = unsafe { &*part };
-        if part.magic != b::PART_MAGIC {
-            return None;
+        (part.magic == b::PART_MAGIC).then_some(part)
+    }
+
+    /// The nodes of the job's partition (of this evaluation).
+    pub fn partition_nodes(self, call: &Call<'c>) -> Option<BitmapRef<'c>> {
+        // SAFETY: a partition's node_bitmap is NULL or valid, live like the record.
+        unsafe { BitmapRef::new(call, self.part()?.node_bitmap) }
+    }
+
+    /// Slurm's preemption tier of the job: its QOS priority under preempt/qos (`qos`), else
+    /// its partition's PriorityTier (the high part of the key Slurm sorts candidates by).
+    pub fn preemption_tier(self, qos: bool) -> u32 {
+        if qos {
+            let q = self.record().qos_ptr;
+            // SAFETY: a job's `qos_ptr` is NULL or a record of the association manager's QOS
+            // list, which slurmctld keeps while jobs point at it.
+            return if q.is_null() {
+                0
+            } else {
+                unsafe { (*q).priority }
+            };
         }
-        // SAFETY: a partition's name is NULL or NUL-terminated, live like the record.
-        unsafe { slurm::borrowed_str(part.name) }
+        self.part().map_or(0, |p| u32::from(p.priority_tier))
+    }
+
+    pub fn state(self) -> u32 {
+        self.record().job_state
+    }
+
+    pub fn is_pending(self) -> bool {
+        self.state() & b::JOB_STATE_BASE == b::job_states_JOB_PENDING
+    }
+
+    pub fn is_running(self) -> bool {
+        self.state() & b::JOB_STATE_BASE == b::job_states_JOB_RUNNING
+    }
+
+    /// When the job started (seconds since the epoch; 0 before).
+    pub fn start_time(self) -> i64 {
+        self.record().start_time
+    }
+
+    /// The nodes a running job holds.
+    pub fn nodes(self, call: &Call<'c>) -> Option<BitmapRef<'c>> {
+        // SAFETY: NULL or a valid bitmap of the live record, for `'c` (constructor's contract).
+        unsafe { BitmapRef::new(call, self.record().node_bitmap) }
     }
 
     pub fn details(self) -> Option<Details<'c>> {

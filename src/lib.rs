@@ -25,6 +25,8 @@
 //!   one evaluation's first callbacks learn for its later ones; `restore`: the only writer of
 //!   the eval struct (the callback, 26.05's directive, a try and its undo).
 //! - `end_times`: when running jobs end, for `[policy] end_time`.
+//! - `preemption`: which rack a job that can start only by preemption clears (its plan,
+//!   kept until the job starts, steers Slurm's run-now loop).
 //! - `topoinfo`: `scontrol show topology` (get, pack, unpack, print, free).
 //! - `ctx` (25.05+): the operations later series added or changed (context, node units,
 //!   topology strings, one-node path, ranks).
@@ -56,6 +58,8 @@ mod memo;
 #[allow(unsafe_code)]
 mod ops;
 mod plugin_id;
+#[allow(unsafe_code)]
+mod preemption;
 #[allow(unsafe_code)]
 mod restore;
 #[allow(unsafe_code)]

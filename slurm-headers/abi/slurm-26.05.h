@@ -29,6 +29,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(26, 5, 0) || \
     SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 6, 0)
@@ -44,6 +45,8 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "LP64 (x86_64) layouts"
  *     slurm_list_append, slurm_list_count, slurm_list_destroy.
  */
 _Static_assert(offsetof(slurm_conf_t, state_save_location) == 1432, "slurm_conf_t.state_save_location");
+_Static_assert(offsetof(slurm_conf_t, preempt_type) == 880, "slurm_conf_t.preempt_type");
+_Static_assert(offsetof(slurmdb_qos_rec_t, priority) == 296, "slurmdb_qos_rec_t.priority");
 
 /* ---- constants (internal headers; literal values) ---- */
 #define JOB_MAGIC 0xf0b7392c
@@ -243,7 +246,7 @@ _Static_assert(offsetof(job_details_t, num_tasks) == 300, "job_details_t.num_tas
 _Static_assert(offsetof(job_details_t, req_node_bitmap) == 392, "job_details_t.req_node_bitmap");
 _Static_assert(offsetof(job_details_t, segment_size) == 440, "job_details_t.segment_size");
 
-/* job_record_t: 21 used fields of 1296 bytes, sizeof 1296, align 8. */
+/* job_record_t: 23 used fields of 1296 bytes, sizeof 1296, align 8. */
 struct job_record {
 	char _pad0[24];
 	uint32_t magic;	/* @24 */
@@ -269,21 +272,25 @@ struct job_record {
 	char *partition;	/* @760 */
 	char _pad11[16];
 	part_record_t *part_ptr;	/* @784 */
-	char _pad12[240];
+	char _pad12[96];
+	slurmdb_qos_rec_t *qos_ptr;	/* @888 */
+	char _pad13[136];
 	uint16_t start_protocol_ver;	/* @1032 */
-	char _pad13[78];
+	char _pad14[6];
+	time_t start_time;	/* @1040 */
+	char _pad15[64];
 	uint32_t time_limit;	/* @1112 */
-	char _pad14[4];
+	char _pad16[4];
 	dynamic_plugin_data_t *topo_jobinfo;	/* @1120 */
-	char _pad15[32];
+	char _pad17[32];
 	char *tres_per_job;	/* @1160 */
-	char _pad16[16];
+	char _pad18[16];
 	char *tres_per_task;	/* @1184 */
-	char _pad17[80];
+	char _pad19[80];
 	uint32_t req_switch;	/* @1272 */
 	uint32_t wait4switch;	/* @1276 */
 	bool best_switch;	/* @1280 */
-	char _pad18[7];
+	char _pad20[7];
 	time_t wait4switch_start;	/* @1288 */
 };
 _Static_assert(sizeof(job_record_t) == 1296, "sizeof(job_record_t)");
@@ -300,7 +307,9 @@ _Static_assert(offsetof(job_record_t, nodes) == 648, "job_record_t.nodes");
 _Static_assert(offsetof(job_record_t, node_bitmap) == 664, "job_record_t.node_bitmap");
 _Static_assert(offsetof(job_record_t, partition) == 760, "job_record_t.partition");
 _Static_assert(offsetof(job_record_t, part_ptr) == 784, "job_record_t.part_ptr");
+_Static_assert(offsetof(job_record_t, qos_ptr) == 888, "job_record_t.qos_ptr");
 _Static_assert(offsetof(job_record_t, start_protocol_ver) == 1032, "job_record_t.start_protocol_ver");
+_Static_assert(offsetof(job_record_t, start_time) == 1040, "job_record_t.start_time");
 _Static_assert(offsetof(job_record_t, time_limit) == 1112, "job_record_t.time_limit");
 _Static_assert(offsetof(job_record_t, topo_jobinfo) == 1120, "job_record_t.topo_jobinfo");
 _Static_assert(offsetof(job_record_t, tres_per_job) == 1160, "job_record_t.tres_per_job");
@@ -310,17 +319,22 @@ _Static_assert(offsetof(job_record_t, wait4switch) == 1276, "job_record_t.wait4s
 _Static_assert(offsetof(job_record_t, best_switch) == 1280, "job_record_t.best_switch");
 _Static_assert(offsetof(job_record_t, wait4switch_start) == 1288, "job_record_t.wait4switch_start");
 
-/* part_record_t: 2 used fields of 368 bytes, sizeof 368, align 8. */
+/* part_record_t: 4 used fields of 368 bytes, sizeof 368, align 8. */
 struct part_record {
 	uint32_t magic;	/* @0 */
 	char _pad0[220];
 	char *name;	/* @224 */
-	char _pad1[136];
+	bitstr_t *node_bitmap;	/* @232 */
+	char _pad1[38];
+	uint16_t priority_tier;	/* @278 */
+	char _pad2[88];
 };
 _Static_assert(sizeof(part_record_t) == 368, "sizeof(part_record_t)");
 _Static_assert(_Alignof(part_record_t) == 8, "_Alignof(part_record_t)");
 _Static_assert(offsetof(part_record_t, magic) == 0, "part_record_t.magic");
 _Static_assert(offsetof(part_record_t, name) == 224, "part_record_t.name");
+_Static_assert(offsetof(part_record_t, node_bitmap) == 232, "part_record_t.node_bitmap");
+_Static_assert(offsetof(part_record_t, priority_tier) == 278, "part_record_t.priority_tier");
 
 /* node_record_t: 8 used fields of 576 bytes, sizeof 576, align 8. */
 struct node_record {

@@ -42,6 +42,14 @@ pub fn debug_select_type() -> bool {
     flags & DEBUG_FLAG_SELECT_TYPE != 0
 }
 
+/// `PreemptType=preempt/qos`: Slurm orders preemption candidates by QOS priority (else by
+/// partition PriorityTier, preempt/partition_prio).
+pub fn preempt_by_qos() -> bool {
+    // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or
+    // an xstrdup'd string that only changes on reconfigure.
+    unsafe { owned_str(b::slurm_conf.preempt_type) }.is_some_and(|t| t.contains("qos"))
+}
+
 /// slurmctld's StateSaveLocation, where the last good topology is kept.
 pub fn state_save_location() -> Option<std::path::PathBuf> {
     // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or an

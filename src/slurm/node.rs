@@ -121,7 +121,6 @@ pub unsafe fn set_node_rank(index: usize, rank: u32) {
     }
 }
 
-#[cfg(slurm_jobinfo)]
 /// Host list of the named nodes (`gb[001-004]`), for messages and Slurm strings.
 pub fn node_names(indices: &[usize]) -> String {
     let names: Vec<String> = indices
@@ -133,7 +132,6 @@ pub fn node_names(indices: &[usize]) -> String {
     nvl72_engine::hostlist::compress(&refs)
 }
 
-/// DOWN, DRAIN, FAIL, or not responding: the tray is not healthy capacity.
 /// A node made by `scontrol create node` or `slurmd -Z`: only such nodes can be deleted, so
 /// only their index can later hold another node.
 pub fn state_dynamic(state: u32) -> bool {
@@ -150,6 +148,7 @@ pub fn node_named(index: usize, name: &str) -> bool {
     })
 }
 
+/// DOWN, DRAIN, FAIL, or not responding: the tray is not healthy capacity.
 pub fn state_unavailable(state: u32) -> bool {
     let base = state & b::NODE_STATE_BASE;
     base == b::node_states_NODE_STATE_DOWN

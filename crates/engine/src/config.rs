@@ -109,6 +109,35 @@ pub enum EndTime {
     Align,
 }
 
+/// Which rack a job that can start only by preemption clears (docs/config.md): the one whose
+/// victims lose least by this measure, never taking a higher preemption tier than a lower
+/// one would do. `Slurm` leaves the choice to Slurm's own candidate order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PreemptionCost {
+    /// The least GPU time since the victims started, then the fewest jobs.
+    #[default]
+    Work,
+    /// The fewest jobs, then the least GPU time.
+    Jobs,
+    /// The fewest trays, then the fewest jobs.
+    Trays,
+    /// Slurm's order (lowest tier, then the smallest job), as without the plugin.
+    Slurm,
+}
+
+impl PreemptionCost {
+    /// The spelling used in topology.toml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreemptionCost::Work => "work",
+            PreemptionCost::Jobs => "jobs",
+            PreemptionCost::Trays => "trays",
+            PreemptionCost::Slurm => "slurm",
+        }
+    }
+}
+
 impl EndTime {
     /// The spelling used in topology.toml.
     pub fn as_str(self) -> &'static str {
@@ -177,6 +206,8 @@ pub struct Policy {
     /// changes the racks or makes a job wait, so groups of up to this many trays (and every
     /// power of two below it) stay on NVLink at no cost to packing. 1: fullest racks first.
     pub prefer_piece_multiple: u32,
+    /// Which rack a job that needs preemption clears (issue 52).
+    pub preemption_cost: PreemptionCost,
 }
 
 impl Policy {
@@ -201,6 +232,7 @@ impl Default for Policy {
             switches: Switches::Off,
             piece_multiple: 1,
             prefer_piece_multiple: DEFAULT_PREFER_PIECE_MULTIPLE,
+            preemption_cost: PreemptionCost::Work,
         }
     }
 }
@@ -340,6 +372,12 @@ impl Config {
             out.push_str(&format!(
                 "prefer_piece_multiple = {}\n",
                 p.prefer_piece_multiple
+            ));
+        }
+        if p.preemption_cost != PreemptionCost::default() {
+            out.push_str(&format!(
+                "preemption_cost = {}\n",
+                quote(p.preemption_cost.as_str())
             ));
         }
         for rack in &self.racks {

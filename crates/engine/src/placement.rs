@@ -22,6 +22,7 @@ mod multi_rack;
 mod one_rack;
 mod piece;
 mod plan;
+mod preemption_plan;
 mod rack_limit;
 mod rack_order;
 #[doc(hidden)]
@@ -36,9 +37,15 @@ mod tests;
 mod validate;
 
 pub use crate::demand::Demand;
-pub use clearing::{best_fit_rack, cheapest_rack, slurm_victims, Blocker, Clearing, ClearingCost};
+pub use clearing::{
+    best_fit_rack, cheapest_rack, cheapest_racks, slurm_victims, Blocker, Clearing, ClearingCost,
+    Pieces, RackSetClearing,
+};
 pub use piece::{Piece, Placement};
 pub use plan::{placements, plan, Plan};
+pub use preemption_plan::{
+    pieces_of, preemption_plan, slurm_order_choice, Candidate, PreemptionPlan,
+};
 pub use reject::{NeverReason, Reject, WaitReason};
 pub use request::{JobRequest, JobSwitches, RackLimit, SLURM_INFINITE, SLURM_NO_VAL};
 pub use validate::validate;

@@ -99,7 +99,7 @@ fn plugin_rules_are_reported_with_their_line() {
     let cases = [
         (
             "topology/typo.toml",
-            "typo.toml:3: error: unknown field `prefer_degrade`, expected one of `segment_placement`, `multi_rack`, `prefer_degraded`, `prefer_same_group`, `log_decisions`, `end_time`, `end_time_hours_per_tray`, `flat_partitions`, `switches`, `piece_multiple`, `prefer_piece_multiple`",
+            "typo.toml:3: error: unknown field `prefer_degrade`, expected one of `segment_placement`, `multi_rack`, `prefer_degraded`, `prefer_same_group`, `log_decisions`, `end_time`, `end_time_hours_per_tray`, `flat_partitions`, `switches`, `piece_multiple`, `prefer_piece_multiple`, `preemption_cost`",
         ),
         (
             "topology/switches.toml",

@@ -180,7 +180,7 @@ pub fn describe_changes(old: &Config, new: &Config) -> Vec<String> {
 /// `field old -> new` for every policy field that differs, in file order.
 fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
     let list = |names: &[String]| format!("[{}]", names.join(", "));
-    let fields: [(&str, String, String); 11] = [
+    let fields: [(&str, String, String); 12] = [
         (
             "segment_placement",
             a.segment_placement.as_str().into(),
@@ -231,6 +231,11 @@ fn policy_changes(a: &Policy, b: &Policy) -> Vec<String> {
             "prefer_piece_multiple",
             a.prefer_piece_multiple.to_string(),
             b.prefer_piece_multiple.to_string(),
+        ),
+        (
+            "preemption_cost",
+            a.preemption_cost.as_str().into(),
+            b.preemption_cost.as_str().into(),
         ),
     ];
     fields

@@ -26,6 +26,9 @@ const POLICY_KEYS: &[&str] = &[
     "end_time_hours_per_tray",
     "flat_partitions",
     "switches",
+    "piece_multiple",
+    "prefer_piece_multiple",
+    "preemption_cost",
 ];
 const RACK_KEYS: &[&str] = &["name", "nodes", "clique", "group"];
 

@@ -127,6 +127,7 @@ fn full_file_with_every_key() {
             },
             piece_multiple: 1,
             prefer_piece_multiple: DEFAULT_PREFER_PIECE_MULTIPLE,
+            preemption_cost: PreemptionCost::Work,
         }
     );
     assert_eq!(config.racks[0].nodes, ["n3", "n1", "x"]);
@@ -572,6 +573,7 @@ fn to_toml_round_trips() {
         },
         piece_multiple: 1,
         prefer_piece_multiple: 1,
+        preemption_cost: PreemptionCost::Jobs,
     };
     // Order that compress would change, odd padding, and text needing escapes.
     config.racks[1].nodes = ["gb020", "gb019", "n9", "n10", "n08"]
@@ -586,8 +588,15 @@ fn to_toml_round_trips() {
         back,
         Config {
             source: "x.toml".into(),
-            ..config
+            ..config.clone()
         }
+    );
+    // The last good copy keeps every key this build writes (its reader drops unknown ones).
+    let (kept, dropped) = last_good::parse(&last_good::render(&config), Path::new("x.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (kept.policy, dropped),
+        (config.policy, Vec::<String>::new())
     );
 
     let conf = parse_block_conf(BLOCK_CONF, Path::new("t.conf")).unwrap();

@@ -40,14 +40,149 @@ pub struct Clearing {
     pub cost: ClearingCost,
 }
 
+/// The pieces a job takes, each inside one rack: `count` pieces of `size` trays (several may
+/// share a rack, as `--segment` pieces do) and, for a job larger than a rack, one more of
+/// `rest` trays (0: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pieces {
+    pub size: usize,
+    pub count: usize,
+    pub rest: usize,
+}
+
+impl Pieces {
+    /// A job of `trays` in one rack.
+    pub fn one_rack(trays: usize) -> Pieces {
+        Pieces {
+            size: trays,
+            count: 1,
+            rest: 0,
+        }
+    }
+}
+
+/// The racks to clear for a job of several pieces: how many trays each takes there (in
+/// rack order), the jobs to preempt (in `blockers` order) and their cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RackSetClearing {
+    pub racks: Vec<(usize, usize)>,
+    pub victims: Vec<u32>,
+    pub cost: ClearingCost,
+}
+
 /// The cheapest rack to clear for a job of `need` trays in one rack, given each rack's free
 /// trays (`free[r]`) and the preemptable jobs; `None` when no rack can hold it even with
 /// every blocker gone. A rack with `need` free trays costs nothing: the job needs no
 /// preemption there. Equal costs go to the rack first in `free`'s order.
 pub fn cheapest_rack(free: &[usize], blockers: &[Blocker], need: usize) -> Option<Clearing> {
-    (0..free.len())
-        .filter_map(|rack| cheapest_in_rack(rack, free[rack], blockers, need))
-        .min_by_key(|c| (c.cost, c.rack))
+    let set = cheapest_racks(free, blockers, Pieces::one_rack(need))?;
+    Some(Clearing {
+        rack: set.racks[0].0,
+        victims: set.victims,
+        cost: set.cost,
+    })
+}
+
+/// The cheapest set of racks to clear for a job of `pieces`: the lowest priority ceiling
+/// under which the pieces fit, then the least (lost, jobs) there, by dynamic programming
+/// over the racks (state: pieces placed so far). A victim running in two chosen racks is
+/// counted in each (an over-estimate; the plugin's victims own their trays, which one rack
+/// holds in the NVL72 norm). Equal costs go to the racks first in `free`'s order.
+pub fn cheapest_racks(
+    free: &[usize],
+    blockers: &[Blocker],
+    pieces: Pieces,
+) -> Option<RackSetClearing> {
+    let mut ceilings: Vec<u32> = blockers.iter().map(|b| b.priority).collect();
+    ceilings.push(0);
+    ceilings.sort_unstable();
+    ceilings.dedup();
+    ceilings
+        .into_iter()
+        .find_map(|ceiling| cheapest_under(free, blockers, pieces, ceiling))
+}
+
+/// [`cheapest_racks`] with only the blockers of priority `ceiling` or lower.
+fn cheapest_under(
+    free: &[usize],
+    blockers: &[Blocker],
+    pieces: Pieces,
+    ceiling: u32,
+) -> Option<RackSetClearing> {
+    let allowed: Vec<Blocker> = blockers
+        .iter()
+        .filter(|b| b.priority <= ceiling)
+        .cloned()
+        .collect();
+    let rests = usize::from(pieces.rest > 0);
+    // state: (pieces of `size` placed, rest placed); value: ((lost, jobs), per-rack choices).
+    type Way = ((u64, usize), Vec<(usize, usize, Clearing)>);
+    let states = (pieces.count + 1) * (rests + 1);
+    let index = |m: usize, h: usize| m * (rests + 1) + h;
+    let mut best: Vec<Option<Way>> = vec![None; states];
+    best[index(0, 0)] = Some(((0, 0), Vec::new()));
+    for (rack, &free_here) in free.iter().enumerate() {
+        // What this rack can take, and at what cost: m pieces and maybe the rest.
+        let mut options: Vec<(usize, usize, Clearing)> = Vec::new();
+        for h in 0..=rests {
+            for m in 0..=pieces.count {
+                let need = m * pieces.size + h * pieces.rest;
+                if need == 0 {
+                    continue;
+                }
+                match cheapest_in_rack(rack, free_here, &allowed, need) {
+                    Some(c) => options.push((m, h, c)),
+                    None => break, // more pieces need more trays still
+                }
+            }
+        }
+        if options.is_empty() {
+            continue;
+        }
+        let before = best.clone();
+        for m0 in 0..=pieces.count {
+            for h0 in 0..=rests {
+                let Some(((lost, jobs), ways)) = &before[index(m0, h0)] else {
+                    continue;
+                };
+                for (m, h, c) in &options {
+                    if h0 + h > rests {
+                        continue;
+                    }
+                    let to = index((m0 + m).min(pieces.count), h0 + h);
+                    let cost = (lost + c.cost.lost, jobs + c.cost.jobs);
+                    if best[to].as_ref().map_or(true, |(old, _)| cost < *old) {
+                        let mut ways = ways.clone();
+                        ways.push((*m, *h, c.clone()));
+                        best[to] = Some((cost, ways));
+                    }
+                }
+            }
+        }
+    }
+    let (_, ways) = best[index(pieces.count, rests)].take()?;
+    let mut victims: Vec<u32> = Vec::new();
+    let mut racks = Vec::new();
+    let mut priority = 0;
+    for (m, h, c) in &ways {
+        racks.push((c.rack, m * pieces.size + h * pieces.rest));
+        priority = priority.max(c.cost.priority);
+        for v in &c.victims {
+            if !victims.contains(v) {
+                victims.push(*v);
+            }
+        }
+    }
+    let chosen = |b: &&Blocker| victims.contains(&b.job);
+    Some(RackSetClearing {
+        cost: ClearingCost {
+            priority,
+            lost: blockers.iter().filter(chosen).map(|b| b.lost).sum(),
+            jobs: victims.len(),
+        },
+        victims: blockers.iter().filter(chosen).map(|b| b.job).collect(),
+        racks,
+    })
 }
 
 /// The cheapest victims in `rack` that free what its `free` trays lack of `need`.
@@ -70,29 +205,15 @@ fn cheapest_in_rack(
             (trays > 0).then_some((b, trays))
         })
         .collect();
-    let mut priorities: Vec<u32> = here.iter().map(|(b, _)| b.priority).collect();
-    priorities.sort_unstable();
-    priorities.dedup();
-    // The lowest priority ceiling with enough trays below it, then the cheapest cover there.
-    std::iter::once(0)
-        .chain(priorities)
-        .find_map(|ceiling| {
-            let allowed: Vec<(&Blocker, usize)> = here
-                .iter()
-                .copied()
-                .filter(|(b, _)| b.priority <= ceiling)
-                .collect();
-            cheapest_cover(&allowed, deficit)
-        })
-        .map(|victims| Clearing {
-            rack,
-            cost: ClearingCost {
-                priority: victims.iter().map(|b| b.priority).max().unwrap_or(0),
-                lost: victims.iter().map(|b| b.lost).sum(),
-                jobs: victims.len(),
-            },
-            victims: victims.iter().map(|b| b.job).collect(),
-        })
+    cheapest_cover(&here, deficit).map(|victims| Clearing {
+        rack,
+        cost: ClearingCost {
+            priority: victims.iter().map(|b| b.priority).max().unwrap_or(0),
+            lost: victims.iter().map(|b| b.lost).sum(),
+            jobs: victims.len(),
+        },
+        victims: victims.iter().map(|b| b.job).collect(),
+    })
 }
 
 /// The least (lost work, jobs) set of `items` (blockers and the trays each frees here) that

@@ -202,3 +202,131 @@ fn steering_never_costs_more_than_slurms_own_choice() {
         assert!(cost_of(&steered) <= cost_of(&slurm), "{case}");
     }
 }
+
+/// Jobs of several pieces (`--segment` pieces, or a job larger than a rack): the cheapest
+/// set of racks matches a brute force over every set of victims in every rack.
+#[test]
+fn the_cheapest_racks_for_several_pieces_match_a_brute_force() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(54);
+    for _ in 0..1500 {
+        let racks = rng.gen_range(1..4);
+        let (left, blockers) = random_racks(&mut rng, racks, 9, 0.6, |rng, id, r, t| {
+            job(id, rng.gen_range(0..3), rng.gen_range(0..50), &[(r, t)])
+        });
+        if blockers.len() > 14 {
+            continue;
+        }
+        let free: Vec<usize> = left.iter().map(|&l| rng.gen_range(0..=l)).collect();
+        let pieces = if rng.gen_bool(0.5) {
+            Pieces {
+                size: rng.gen_range(1..=9),
+                count: rng.gen_range(1..=4),
+                rest: 0,
+            }
+        } else {
+            Pieces {
+                size: 18,
+                count: rng.gen_range(1..racks.max(2)),
+                rest: rng.gen_range(1..18),
+            }
+        };
+        let got = cheapest_racks(&free, &blockers, pieces);
+        let want = brute_force_pieces(&free, &blockers, pieces);
+        let case = format!("free {free:?} pieces {pieces:?} blockers {blockers:?}");
+        assert_eq!(got.as_ref().map(|c| c.cost), want, "{case}");
+        if let Some(got) = got {
+            let placed: usize = got.racks.iter().map(|r| r.1).sum();
+            assert_eq!(placed, pieces.size * pieces.count + pieces.rest, "{case}");
+        }
+    }
+}
+
+/// Every set of victims (each in one rack): the cheapest after which the pieces fit.
+fn brute_force_pieces(
+    free: &[usize],
+    blockers: &[Blocker],
+    pieces: Pieces,
+) -> Option<ClearingCost> {
+    let fits = |avail: &[usize]| {
+        let count_fit =
+            |avail: &[usize]| -> usize { avail.iter().map(|a| a / pieces.size).sum::<usize>() };
+        if pieces.rest == 0 {
+            return count_fit(avail) >= pieces.count;
+        }
+        (0..avail.len()).any(|r| {
+            let mut a = avail.to_vec();
+            a[r] >= pieces.rest && {
+                a[r] -= pieces.rest;
+                count_fit(&a) >= pieces.count
+            }
+        })
+    };
+    (0u32..1 << blockers.len())
+        .filter_map(|mask| {
+            let set: Vec<&Blocker> = (0..blockers.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| &blockers[i])
+                .collect();
+            let mut avail = free.to_vec();
+            for (r, t) in set.iter().flat_map(|b| b.trays_by_rack.iter()) {
+                avail[*r] += t;
+            }
+            fits(&avail).then(|| ClearingCost {
+                priority: set.iter().map(|b| b.priority).max().unwrap_or(0),
+                lost: set.iter().map(|b| b.lost).sum(),
+                jobs: set.len(),
+            })
+        })
+        .min()
+}
+
+/// The reference's layout on real trays: the plan accepts rack1's 8 free trays and l3's 10,
+/// and under `preemption_cost = "jobs"` still one job; a job that fits on free trays needs
+/// no victims.
+#[test]
+fn the_plan_takes_a_racks_free_trays_first_then_its_victims_trays() {
+    use crate::config::{Policy, PreemptionCost};
+    use crate::topology::Topology;
+    let at = |rack: usize, trays: std::ops::Range<usize>| -> Vec<usize> {
+        trays.map(|t| rack * 18 + t).collect()
+    };
+    let cand = |job: u32, trays: Vec<usize>| Candidate {
+        job,
+        tier: 1,
+        started: 1000 - i64::from(job),
+        trays,
+    };
+    // Slurm's order: l2, l1, l3, l4, l5.
+    let candidates = [
+        cand(2, at(0, 10..18)),
+        cand(1, at(0, 0..10)),
+        cand(3, at(1, 0..10)),
+        cand(4, at(2, 0..18)),
+        cand(5, at(3, 0..18)),
+    ];
+    let free = at(1, 10..18);
+    for cost in [
+        PreemptionCost::Work,
+        PreemptionCost::Jobs,
+        PreemptionCost::Trays,
+    ] {
+        let topo = Topology::uniform(
+            4,
+            18,
+            Policy {
+                preemption_cost: cost,
+                ..Policy::default()
+            },
+        );
+        let plan = preemption_plan(&topo, &free, &candidates, Pieces::one_rack(18), 2000).unwrap();
+        assert_eq!(plan.victims, [3], "{cost:?}");
+        assert_eq!(plan.trays, at(1, 0..18), "{cost:?}");
+        assert_eq!(plan.racks, [1]);
+        let (rack, slurm, _) =
+            slurm_order_choice(&topo, &free, &candidates, Pieces::one_rack(18), 2000).unwrap();
+        assert_eq!((rack, slurm), (0, vec![2, 1]));
+        let small = preemption_plan(&topo, &free, &candidates, Pieces::one_rack(8), 2000).unwrap();
+        assert_eq!((small.victims.len(), small.trays), (0, free.clone()));
+    }
+}
