@@ -26,7 +26,7 @@ mkdir -p target
 log=target/without-plugin-$SLURM_SERIES-$TOPO.log   # the whole output, with each failure's message
 # Extra arguments filter the tests, as for cargo test (e.g. `segments`).
 tests=(--test e2e --test e2e_sizing --test e2e_end_time --test e2e_faults --test e2e_block_parity
-       --test e2e_preemption)
+       --test e2e_preemption --test e2e_preemption_qos)
 [ "$SLURM_SERIES" = 24.11 ] || tests+=(--test e2e_slurm26)
 E2E_TOPO=$TOPO cargo test --profile "$profile" -p nvl72-e2e "${tests[@]}" --no-fail-fast -- "$@" 2>&1 |
     tee "$log" | grep -E '^test .* \.\.\. (ok|FAILED)$'

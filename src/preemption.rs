@@ -59,8 +59,11 @@ struct Target {
     checked_at: u32,
     /// None: the job has no preemption candidates (at `stamp`).
     plan: Option<PreemptionPlan>,
-    /// When this plan was first made ([`PATIENCE_SECONDS`] runs from it).
+    /// When the job's first plan with victims was made ([`PATIENCE_SECONDS`] runs from it).
     made_at: u32,
+    /// A victim of this plan has been preempted: the plan is kept while they finish, and
+    /// [`PATIENCE_SECONDS`] no longer applies.
+    cleared: bool,
     /// Given up after [`PATIENCE_SECONDS`]: Slurm's order decides for this job.
     given_up: bool,
 }
@@ -120,11 +123,12 @@ pub fn steer<'c>(
     };
     let now = end_times::now();
     let mut targets = TARGETS.lock();
-    // `last_job_update` has one-second resolution: a target is reused only if it was
-    // checked after the second of the last update (as end_times does).
-    let fresh = targets
-        .get(&job.id())
-        .is_some_and(|t| t.given_up || t.stamp == stamp && i64::from(t.checked_at) > stamp);
+    // `last_job_update` has one-second resolution: a target is reused if it was checked
+    // after the second of the last update (as end_times does), or earlier in this second
+    // (Slurm's loop asks once per candidate it removes: one plan serves them all).
+    let fresh = targets.get(&job.id()).is_some_and(|t| {
+        t.given_up || t.stamp == stamp && (i64::from(t.checked_at) > stamp || t.checked_at == now)
+    });
     if !fresh {
         let found = candidates(call, job, find, mode);
         let kept = targets.remove(&job.id());
@@ -144,6 +148,7 @@ pub fn steer<'c>(
                     checked_at: now,
                     plan: None,
                     made_at: now,
+                    cleared: false,
                     given_up: false,
                 }
             }
@@ -168,10 +173,9 @@ fn decide(job: Job<'_>, st: &Loaded, offered: &[usize], target: &mut Target, now
     if target.given_up {
         return Steer::Off;
     }
-    if plan.trays.iter().all(|n| offered.binary_search(n).is_ok()) {
-        return Steer::Place(plan.trays.clone());
-    }
-    if now.saturating_sub(target.made_at) > PATIENCE_SECONDS {
+    // Checked on every path, the will-run call included: where backfill plans the job for
+    // later (a plan tray it may use only then), the run-now loop may never be entered.
+    if !target.cleared && now.saturating_sub(target.made_at) > PATIENCE_SECONDS {
         target.given_up = true;
         log::info!(
             "JobId={}: preemption plan for {} not reached by Slurm's loop in {PATIENCE_SECONDS} s; \
@@ -180,6 +184,9 @@ fn decide(job: Job<'_>, st: &Loaded, offered: &[usize], target: &mut Target, now
             racks_named(st, &plan.racks)
         );
         return Steer::Off;
+    }
+    if plan.trays.iter().all(|n| offered.binary_search(n).is_ok()) {
+        return Steer::Place(plan.trays.clone());
     }
     Steer::Refuse
 }
@@ -221,7 +228,7 @@ fn replan<'c>(
             .iter()
             .all(|&n| usable(n) && (holders.get(n) == Some(&0) || is_candidate(n)));
         if cleared && valid {
-            (k.stamp, k.checked_at) = (stamp, now);
+            (k.stamp, k.checked_at, k.cleared) = (stamp, now, true);
             return k;
         }
     }
@@ -280,6 +287,7 @@ fn replan<'c>(
             checked_at: now,
             plan,
             made_at: k.made_at,
+            cleared: false,
             given_up: false,
         };
     }
@@ -306,11 +314,19 @@ fn replan<'c>(
             )
         );
     }
+    // The patience runs from the job's first plan with victims, whatever plans followed:
+    // calls that offer different trays (backfill's will-run, the run-now loop) must not
+    // keep restarting it.
+    let steered_since = kept
+        .as_ref()
+        .filter(|k| k.plan.as_ref().is_some_and(|p| !p.victims.is_empty()))
+        .map_or(now, |k| k.made_at);
     Target {
         stamp,
         checked_at: now,
         plan,
-        made_at: now,
+        made_at: steered_since,
+        cleared: false,
         given_up: false,
     }
 }

@@ -5,8 +5,9 @@
 //! The lab gets two partitions over every tray (slurm.conf's `PreemptType=
 //! preempt/partition_prio`): `low` (PriorityTier=1, requeued when preempted) and `high`
 //! (PriorityTier=10). Requeues are counted from slurmctld's `Restarts=`, not from squeue.
-//! Every test but the free-rack one fails with topology/block (docs/lab.md), which takes
-//! Slurm's order.
+//! Every test but three fails with topology/block (docs/lab.md), which takes Slurm's order:
+//! the free-rack one (no preemption), the `preemption_cost = "slurm"` one (Slurm's order by
+//! design) and the no-start guard (it ends in Slurm's order) pass there by design.
 
 use nvl72_e2e as lab;
 
@@ -240,4 +241,88 @@ fn a_free_rack_means_no_preemption() {
     assert_eq!(racks.len(), 1, "{nodes:?}");
     assert!(racks[0].0 >= 3, "{nodes:?}");
     assert_eq!((restarts(lab, l1), restarts(lab, l2)), (0, 0));
+}
+
+/// The no-start guard: l3 runs inside a reservation the high job may not use, so the plan
+/// (rack2, l3 alone) can never be reached: Slurm's loop never offers l3's trays. The job is
+/// steered for at most `preemption::PATIENCE_SECONDS` (60 s) without preempting anything,
+/// then Slurm's order decides (l2 and l1) and it starts; nothing is requeued twice. Stock
+/// Slurm passes this too (it takes its order at once): the test guards that steering never
+/// keeps a job from starting.
+#[test]
+fn a_plan_slurm_cannot_reach_gives_way_to_slurms_order() {
+    let (lab, _g) = preemption_lab("");
+    let _kept = Reservation::create(lab, "kept", "gb[019-028]");
+    let l4 = low(lab, "l4", "gb[037-054]");
+    let l5 = low(lab, "l5", "gb[055-072]");
+    let l1 = low(lab, "l1", "gb[001-010]");
+    let l2 = low(lab, "l2", "gb[011-018]");
+    let l3 = {
+        let args = [
+            "-p",
+            "low",
+            "--exclusive",
+            "--requeue",
+            "-J",
+            "l3",
+            "-N",
+            "10",
+            "-w",
+            "gb[019-028]",
+            "--reservation=kept",
+        ];
+        let job = lab.submit(&args);
+        lab.running_nodes(job);
+        job
+    };
+    let (job, nodes) = high(lab, &["-N", "18"]);
+    assert_eq!(per_rack(&nodes), vec![(1, 18)], "{nodes:?}");
+    let restarts_of = |jobs: &[u32]| jobs.iter().map(|&j| restarts(lab, j)).collect::<Vec<_>>();
+    assert_eq!(restarts_of(&[l1, l2, l3, l4, l5]), [1, 1, 0, 0, 0]);
+    let log = lab.log("slurmctld.log");
+    assert!(
+        log.contains(&format!(
+            "JobId={job}: preemption plan for rack2 not reached"
+        )),
+        "no give-up line"
+    );
+}
+
+/// A reservation for root on `nodes`, deleted when dropped (also when the test fails).
+struct Reservation<'a> {
+    lab: &'a Lab,
+    name: &'static str,
+}
+
+impl<'a> Reservation<'a> {
+    fn create(lab: &'a Lab, name: &'static str, nodes: &str) -> Reservation<'a> {
+        lab.run(&[
+            "scontrol",
+            "create",
+            "reservation",
+            &format!("reservationname={name}"),
+            "users=root",
+            &format!("nodes={nodes}"),
+            "starttime=now",
+            "duration=60",
+            "flags=ignore_jobs",
+        ]);
+        Reservation { lab, name }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    /// Slurm refuses to delete a reservation that jobs run in: they go first.
+    fn drop(&mut self) {
+        let name = self.name;
+        let _ = self.lab.sl(&["scancel", &format!("--reservation={name}")]);
+        let delete = format!("reservationname={name}");
+        self.lab
+            .wait_for(&format!("reservation {name} deleted"), || {
+                self.lab
+                    .sl(&["scontrol", "delete", &delete])
+                    .status
+                    .success()
+            });
+    }
 }
