@@ -155,13 +155,12 @@ impl<'c> Job<'c> {
     pub fn preemption_tier(self, qos: bool) -> u32 {
         if qos {
             let q = self.record().qos_ptr;
-            // SAFETY: a job's `qos_ptr` is NULL or a record of the association manager's QOS
+            if q.is_null() {
+                return 0;
+            }
+            // SAFETY: a job's non-NULL `qos_ptr` is a record of the association manager's QOS
             // list, which slurmctld keeps while jobs point at it.
-            return if q.is_null() {
-                0
-            } else {
-                unsafe { (*q).priority }
-            };
+            return unsafe { (*q).priority };
         }
         self.part().map_or(0, |p| u32::from(p.priority_tier))
     }
