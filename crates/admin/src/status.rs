@@ -55,11 +55,21 @@ pub struct PendingJob {
     pub reason: String,
 }
 
-/// The live state: tray states by node name, and the waiting jobs.
+/// A job that holds trays: when it started (None when scontrol did not say) and how many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningJob {
+    pub started: Option<i64>,
+    pub trays: usize,
+}
+
+/// The live state: tray states by node name, the waiting and the running jobs, and when it
+/// was read (seconds since the epoch).
 #[derive(Debug, Clone, Default)]
 pub struct Live {
     pub trays: BTreeMap<String, TrayState>,
     pub pending: Vec<PendingJob>,
+    pub running: BTreeMap<u32, RunningJob>,
+    pub now: i64,
 }
 
 /// One rack's row.
@@ -79,6 +89,10 @@ pub struct RackRow {
     /// Why, when `stranded_gpus` > 0 (`stranded_cause`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stranded_cause: Option<Cause>,
+    /// What freeing the whole rack by preemption would cost now: its running jobs, and the
+    /// GPU-hours they have run (all of each job's GPUs, since its start).
+    pub clearing_jobs: usize,
+    pub clearing_gpu_hours: f64,
 }
 
 /// Everything `nvl72 status` shows.
@@ -163,6 +177,12 @@ pub fn compute(config: &Config, live: &Live) -> Status {
                 stranded_gpus: if usable[d] { 0 } else { free * gpus },
                 stranded_cause: (!usable[d] && free > 0)
                     .then(|| stranded_cause(&topo, &view, &waiting, d)),
+                clearing_jobs: jobs_in(&states).len(),
+                clearing_gpu_hours: jobs_in(&states)
+                    .iter()
+                    .filter_map(|id| live.running.get(id))
+                    .map(|j| gpu_hours(j, live.now, gpus))
+                    .sum(),
             }
         })
         .collect();
@@ -181,6 +201,28 @@ pub fn compute(config: &Config, live: &Live) -> Status {
         legend: legend.into_iter().map(|(id, c)| (c, id)).collect(),
         placement_off: None,
     }
+}
+
+/// The jobs running on any of a rack's trays, in id order.
+fn jobs_in(states: &[Option<&TrayState>]) -> Vec<u32> {
+    let mut ids: Vec<u32> = states
+        .iter()
+        .filter_map(|s| match s {
+            Some(TrayState::Busy(jobs)) => Some(jobs.iter().copied()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// The GPU-hours a running job has run (all its trays' GPUs): what preempting it loses
+/// back to its start (0 when its start is not known).
+fn gpu_hours(job: &RunningJob, now: i64, gpus_per_tray: usize) -> f64 {
+    let age = job.started.map_or(0, |s| (now - s).max(0));
+    (job.trays * gpus_per_tray) as f64 * age as f64 / 3600.0
 }
 
 /// A letter per running job, in job id order: A-Z, then a-z, then `#`.
@@ -437,6 +479,7 @@ pub fn render(st: &Status) -> String {
     if !causes.is_empty() {
         let _ = writeln!(out, "why stranded: {}", causes.join("; "));
     }
+    render_clearing(&mut out, st);
     if st.waiting_for_topology.is_empty() {
         let _ = writeln!(out, "no job waits for topology");
     } else {
@@ -462,14 +505,45 @@ pub fn render(st: &Status) -> String {
     out
 }
 
+/// What clearing each busy rack would cost by preemption now, the cheapest first: the order
+/// `[policy] preemption_cost = "work"` weighs them in (which of the jobs Slurm may preempt
+/// depends on their tiers, not shown here).
+fn render_clearing(out: &mut String, st: &Status) {
+    let mut busy: Vec<&RackRow> = st.racks.iter().filter(|r| r.clearing_jobs > 0).collect();
+    if busy.is_empty() {
+        return;
+    }
+    busy.sort_by(|a, b| {
+        a.clearing_gpu_hours
+            .total_cmp(&b.clearing_gpu_hours)
+            .then(a.clearing_jobs.cmp(&b.clearing_jobs))
+    });
+    let rows: Vec<String> = busy
+        .iter()
+        .map(|r| {
+            let jobs = if r.clearing_jobs == 1 { "job" } else { "jobs" };
+            let out_of = match r.unavailable {
+                0 => String::new(),
+                n => format!(", {n} trays out"),
+            };
+            format!(
+                "{} {} {jobs} {:.1} GPU-h{out_of}",
+                r.name, r.clearing_jobs, r.clearing_gpu_hours
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "to clear a rack by preemption (its jobs, GPU-hours run), cheapest first: {}",
+        rows.join("; ")
+    );
+}
+
 /// The same figures in the text format of node_exporter's textfile collector.
 pub fn prometheus(st: &Status) -> String {
     let mut out = String::new();
     let mut metric = |name: &str, help: &str, rows: Vec<(String, usize)>| {
-        let _ = writeln!(out, "# HELP nvl72_{name} {help}\n# TYPE nvl72_{name} gauge");
-        for (labels, v) in rows {
-            let _ = writeln!(out, "nvl72_{name}{labels} {v}");
-        }
+        gauge(&mut out, name, help, rows);
     };
     metric(
         "rack_placement_off",
@@ -543,9 +617,40 @@ pub fn prometheus(st: &Status) -> String {
             .collect(),
     );
     metric(
+        "rack_clearing_jobs",
+        "Running jobs per rack: what freeing the whole rack by preemption would take.",
+        st.racks
+            .iter()
+            .map(|r| (format!("{{{}}}", rack(r)), r.clearing_jobs))
+            .collect(),
+    );
+    metric(
         "jobs_waiting_for_topology",
         "Waiting jobs whose trays are free in total but not in a shape the racks allow.",
         vec![(String::new(), st.waiting_for_topology.len())],
     );
+    gauge(
+        &mut out,
+        "rack_clearing_gpu_hours",
+        "GPU-hours the running jobs of each rack have run: what freeing the whole rack by \
+         preemption would lose.",
+        st.racks
+            .iter()
+            .map(|r| {
+                (
+                    format!("{{{}}}", rack(r)),
+                    format!("{:.3}", r.clearing_gpu_hours),
+                )
+            })
+            .collect(),
+    );
     out
+}
+
+/// One gauge in node_exporter's text format: its help, type and a line per labelled value.
+fn gauge<V: std::fmt::Display>(out: &mut String, name: &str, help: &str, rows: Vec<(String, V)>) {
+    let _ = writeln!(out, "# HELP nvl72_{name} {help}\n# TYPE nvl72_{name} gauge");
+    for (labels, v) in rows {
+        let _ = writeln!(out, "nvl72_{name}{labels} {v}");
+    }
 }

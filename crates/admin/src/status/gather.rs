@@ -20,13 +20,14 @@
 //! | `tres_per_job`, `tres_per_task` | `TresPerJob`, `TresPerTask` | demand: GPUs |
 //! | `state_description`, else `state_reason` | `Reason` | why it waits |
 //! | `segment_size` (26.05; 24.11's job records have none) | `SegmentSize` (26.05) | `--segment` |
+//! | `start_time` | `StartTime` | what preempting a running job loses |
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
 use serde::{Deserialize, Deserializer};
 
-use super::{Live, PendingJob, TrayState};
+use super::{Live, PendingJob, RunningJob, TrayState};
 use nvl72_engine::demand::{gpus_in_tres, JobShape};
 use nvl72_engine::hostlist;
 
@@ -39,7 +40,11 @@ pub fn live() -> Result<Live, String> {
     let jobs = run("scontrol", &["show", "job", "--json"]).map_err(|e| {
         format!("{e} (nvl72 status reads jobs as JSON: Slurm needs its serializer/json plugin)")
     })?;
-    parse(&sinfo, &jobs).map_err(|e| format!("scontrol show job --json: {e}"))
+    let mut live = parse(&sinfo, &jobs).map_err(|e| format!("scontrol show job --json: {e}"))?;
+    live.now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    Ok(live)
 }
 
 /// The running jobs that hold trays (running, suspended or completing), for `nvl72 check`;
@@ -96,6 +101,7 @@ pub fn parse(sinfo: &str, jobs: &str) -> Result<Live, String> {
     }
     let jobs: Jobs = serde_json::from_str(jobs).map_err(|e| e.to_string())?;
     let mut pending = Vec::new();
+    let mut running = BTreeMap::new();
     for job in &jobs.jobs {
         // scontrol skips a federation's duplicated sibling record (job id 0).
         let id = job.job_id;
@@ -103,7 +109,15 @@ pub fn parse(sinfo: &str, jobs: &str) -> Result<Live, String> {
             continue;
         }
         if holds_trays(job) {
-            for node in hostlist::expand(&job.nodes).unwrap_or_default() {
+            let nodes = hostlist::expand(&job.nodes).unwrap_or_default();
+            running.insert(
+                id,
+                RunningJob {
+                    started: job.start_time.0.map(i64::from),
+                    trays: nodes.len(),
+                },
+            );
+            for node in nodes {
                 if let Some(TrayState::Busy(ids)) = trays.get_mut(&node) {
                     if !ids.contains(&id) {
                         ids.push(id);
@@ -114,7 +128,12 @@ pub fn parse(sinfo: &str, jobs: &str) -> Result<Live, String> {
             pending.push(pending_job(job));
         }
     }
-    Ok(Live { trays, pending })
+    Ok(Live {
+        trays,
+        pending,
+        running,
+        now: 0,
+    })
 }
 
 /// A running, completing or suspended job: one that holds its trays.
@@ -250,6 +269,7 @@ struct Job {
     #[serde(deserialize_with = "text")]
     state_description: String,
     segment_size: Number,
+    start_time: Number,
 }
 
 /// A string field; `null` is empty.

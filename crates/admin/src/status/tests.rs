@@ -49,7 +49,7 @@ fn live_of(kit: &Kit, jobs: &[(char, u32)]) -> Live {
         .collect();
     Live {
         trays,
-        pending: Vec::new(),
+        ..Live::default()
     }
 }
 
@@ -233,5 +233,42 @@ fn remainders_no_segment_fits_and_racks_that_hold_a_piece_of_a_waiting_job() {
             None,
             Some(Cause::RackSet)
         ]
+    );
+}
+
+/// Each busy rack's clearing cost (its jobs, and the GPU-hours they have run), cheapest
+/// first: rack2's one 16-tray job started 30 minutes ago costs 32 GPU-hours, less than
+/// rack1's 10-tray job of two hours (80) or rack3's 18-tray job of an hour (72).
+#[test]
+fn the_cost_of_clearing_each_rack_is_shown_cheapest_first() {
+    let mut l = live();
+    l.now = 100_000;
+    for (id, trays, age) in [(7, 10, 7200), (8, 16, 1800), (9, 18, 3600)] {
+        let started = Some(l.now - age);
+        l.running.insert(id, RunningJob { started, trays });
+    }
+    let st = compute(&config(), &l);
+    let cost: Vec<(usize, f64)> = st
+        .racks
+        .iter()
+        .map(|r| (r.clearing_jobs, r.clearing_gpu_hours))
+        .collect();
+    assert_eq!(cost, [(1, 80.0), (1, 32.0), (1, 72.0), (0, 0.0)]);
+    let text = render(&st);
+    assert!(
+        text.contains(
+            "to clear a rack by preemption (its jobs, GPU-hours run), cheapest first: \
+             rack2 1 job 32.0 GPU-h; rack3 1 job 72.0 GPU-h; rack1 1 job 80.0 GPU-h, 1 trays out\n"
+        ),
+        "{text}"
+    );
+    let metrics = prometheus(&st);
+    assert!(
+        metrics.contains("nvl72_rack_clearing_jobs{rack=\"rack4\"} 0\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("nvl72_rack_clearing_gpu_hours{rack=\"rack2\"} 32.000\n"),
+        "{metrics}"
     );
 }

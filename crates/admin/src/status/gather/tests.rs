@@ -96,7 +96,11 @@ mod text {
                 _ => {}
             }
         }
-        Live { trays, pending }
+        Live {
+            trays,
+            pending,
+            ..Live::default()
+        }
     }
 }
 
