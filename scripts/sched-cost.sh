@@ -59,6 +59,12 @@
 #   OUT [/var/tmp/nvl72-cost-logs/<RACKS>r-<cloud|real>-<time>]  runs.tsv, queue, sbatch times
 #   KEEP [0]             1 = leave the labs up at the end (default: lab-down.sh both)
 #   PERF [0]             1 = perf record -g slurmctld during each nvl72 window into OUT
+#   PREEMPT [0]          1 = the cost of preemption (issue 52): partitions low (PriorityTier=1,
+#                        requeued) and high (PriorityTier=10) over every tray; before each
+#                        window the lab is filled with low jobs (FILL_SIZES, --requeue, not
+#                        measured), then the JOBS queue is submitted to `high`, so every job
+#                        starts only by preemption, over hundreds of candidates
+#   FILL_SIZES ["1 2 2 4 4 8 8 10 18"]  low job sizes drawn (from SEED) to fill every tray
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(dirname "$HERE")
@@ -87,7 +93,15 @@ if [ "$NNODES" -le 999 ]; then PORT0_BLOCK=${PORT0_BLOCK:-31000}; PORT0_NVL72=${
 else PORT0_BLOCK=${PORT0_BLOCK:-26100}; PORT0_NVL72=${PORT0_NVL72:-26100}; fi
 KEEP=${KEEP:-0}
 PERF=${PERF:-0}
-OUT=${OUT:-/var/tmp/nvl72-cost-logs/${RACKS}r-$([ "$CLOUD" = 1 ] && echo cloud || echo real)-$(date +%Y%m%d-%H%M%S)}
+PREEMPT=${PREEMPT:-0}
+FILL_SIZES=${FILL_SIZES:-1 2 2 4 4 8 8 10 18}
+PREEMPT_CONF='PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+JobRequeue=1
+PartitionName=low Nodes=ALL PriorityTier=1 PreemptMode=REQUEUE MaxTime=INFINITE State=UP
+PartitionName=high Nodes=ALL PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP'
+if [ "$PREEMPT" = 1 ]; then EXTRA_CONF=$PREEMPT_CONF; HIGH=(-p high); else EXTRA_CONF=""; HIGH=(); fi
+OUT=${OUT:-/var/tmp/nvl72-cost-logs/${RACKS}r-$([ "$CLOUD" = 1 ] && echo cloud || echo real)$([ "$PREEMPT" = 1 ] && echo -preempt)-$(date +%Y%m%d-%H%M%S)}
 
 die() { echo "[sched-cost] ERROR: $*" >&2; exit 1; }
 say() { printf '[sched-cost %s] %s\n' "$(date +%T)" "$*"; }
@@ -96,6 +110,7 @@ for v in RACKS JOBS REPEATS WINDOW SEED SLEEP_MIN SLEEP_MAX SETTLE; do
 done
 if [ "$RACKS" -lt 1 ] || [ "$JOBS" -lt 1 ] || [ "$REPEATS" -lt 1 ]; then die "RACKS, JOBS, REPEATS must be >= 1"; fi
 case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1" ;; esac
+case $PREEMPT in 0|1) ;; *) die "PREEMPT must be 0 or 1" ;; esac
 case $RESET in clean|scancel) ;; *) die "RESET must be clean or scancel" ;; esac
 case $ORDER in block,nvl72|nvl72,block) ;; *) die "ORDER must be block,nvl72 or nvl72,block" ;; esac
 [ "$(id -u)" = 0 ] || die "must run as root"
@@ -112,7 +127,7 @@ up() {
     local p=$1 c=${2:-0} port0 cport
     if [ "$p" = block ]; then port0=$PORT0_BLOCK; cport=$CTLD_PORT_BLOCK; else port0=$PORT0_NVL72; cport=$CTLD_PORT_NVL72; fi
     LAB=$(lab_of "$p") TOPO=$p RACKS=$RACKS NPR=$NPR CPU_NODES=0 CLOUD=$CLOUD CTLD_PORT=$cport \
-        PORT0=$port0 PLUGIN=$PLUGIN SCHED_PARAMS=$SCHED_PARAMS CLEAN=$c WAIT=${WAIT:-1800} \
+        PORT0=$port0 PLUGIN=$PLUGIN SCHED_PARAMS=$SCHED_PARAMS CLEAN=$c WAIT=${WAIT:-1800} EXTRA_CONF=$EXTRA_CONF \
         "$HERE/lab-up.sh" >> "$OUT/lab-up.log" 2>&1 && return 0
     # lab-up.sh checks each slurmd's pid file 3 s after starting them; on a loaded 2-core host a
     # slurmd may take longer to write it ("slurmd for gbNNN is not running" while it runs).
@@ -120,7 +135,7 @@ up() {
     say "lab-up.sh for $p failed; retrying once in 10 s: $(grep ERROR "$OUT/lab-up.log" | tail -n 1)"
     sleep 10
     LAB=$(lab_of "$p") TOPO=$p RACKS=$RACKS NPR=$NPR CPU_NODES=0 CLOUD=$CLOUD CTLD_PORT=$cport \
-        PORT0=$port0 PLUGIN=$PLUGIN SCHED_PARAMS=$SCHED_PARAMS CLEAN=0 WAIT=${WAIT:-1800} \
+        PORT0=$port0 PLUGIN=$PLUGIN SCHED_PARAMS=$SCHED_PARAMS CLEAN=0 WAIT=${WAIT:-1800} EXTRA_CONF=$EXTRA_CONF \
         "$HERE/lab-up.sh" >> "$OUT/lab-up.log" 2>&1 ||
         { tail -n 30 "$OUT/lab-up.log" >&2; die "lab-up.sh for $p failed (log: $OUT/lab-up.log)"; }
 }
@@ -147,6 +162,14 @@ awk -v n="$JOBS" -v seed="$SEED" -v max="$NNODES" -v smin="$SLEEP_MIN" -v smax="
         printf "%d %s %d %d\n", k, seg, tl[int(rand() * 4) + 1], smin + int(rand() * (smax - smin + 1))
     }
 }' > "$OUT/queue"
+if [ "$PREEMPT" = 1 ]; then
+    # One line per low job: its trays; they add up to every tray.
+    awk -v seed="$SEED" -v max="$NNODES" -v sizes="$FILL_SIZES" 'BEGIN {
+        srand(seed + 1000); k = split(sizes, pool, " "); left = max
+        while (left > 0) { n = pool[int(rand() * k) + 1] + 0; if (n > left) n = left; print n; left -= n }
+    }' > "$OUT/fill"
+    say "fill: $(wc -l < "$OUT/fill") low jobs on every tray, before each window (not measured)"
+fi
 say "queue: $JOBS jobs, $(awk '{t += $1} END {print t}' "$OUT/queue") tray-jobs on $NNODES trays; sizes: $(
     awk '{c[$1]++} END {for (k in c) printf "%sx%d ", c[k], k; print ""}' "$OUT/queue" | tr ' ' '\n' | sort -t x -k2 -n | paste -sd' ')"
 say "RACKS=$RACKS CLOUD=$CLOUD JOBS=$JOBS REPEATS=$REPEATS WINDOW=${WINDOW}s RESET=$RESET BOTH_UP=$BOTH_UP SEED=$SEED SCHED_PARAMS=$SCHED_PARAMS"
@@ -182,6 +205,24 @@ reset_lab() {
     fi
     [[ " ${STARTED[*]} " == *" $p "* ]] || STARTED+=("$p")
 }
+# fill_lab PLUGIN: every tray running a low, requeueable job (PREEMPT=1)
+fill_lab() {
+    local lab end n
+    lab=$(lab_of "$1")
+    cp "$OUT/fill" "$lab/var/jobs/fill"
+    # shellcheck disable=SC2016  # expands in the chroot's bash
+    sl "$lab" /bin/bash -c 'while read -r n; do
+        sbatch -Q -p low --requeue -J f$n -N "$n" --exclusive -t 60 -o /dev/null --wrap "sleep 3000" >/dev/null ||
+            echo "sbatch failed: fill $n" >&2
+        done < fill'
+    end=$(( $(date +%s) + 900 ))
+    while :; do
+        n=$(sl "$lab" squeue -h -p low -t R,CF -o %D | awk '{t += $1} END {print t + 0}')
+        [ "$n" -ge "$NNODES" ] && return 0
+        [ "$(date +%s)" -lt "$end" ] || die "$1: the low jobs hold $n of $NNODES trays after 900 s"
+        sleep 2
+    done
+}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # thread_ns PID COMM: CPU time of the threads named COMM (sched_agent, bckfl)
 # shellcheck source=scripts/thread-cpu.sh
@@ -204,6 +245,7 @@ run_one() {
     local r=$1 p=$2 lab pid c0 c1 t0 t1 left rss_kb hwm_kb perfpid=""
     lab=$(lab_of "$p")
     reset_lab "$p"
+    [ "$PREEMPT" = 0 ] || fill_lab "$p"
     sleep "$SETTLE"
     pid=$(ctld_pid "$p")
     sl "$lab" sdiag -r >/dev/null
@@ -218,11 +260,11 @@ run_one() {
         while read -r n seg tl sl; do
             a=$EPOCHREALTIME
             if [ "$seg" = - ]; then s=(); else s=(--segment="$seg"); fi
-            sbatch -Q -J c$n -N "$n" "${s[@]}" --exclusive --gres=gpu:4 -t "$tl" -o /dev/null \
+            sbatch -Q $1 -J c$n -N "$n" "${s[@]}" --exclusive --gres=gpu:4 -t "$tl" -o /dev/null \
                 --wrap "sleep $sl" >/dev/null || echo "sbatch failed: $n $seg" >&2
             b=$EPOCHREALTIME
             echo $(( ${b/./} - ${a/./} ))
-        done < queue' > "$OUT/sbatch-$r-$p.us"
+        done < queue' -- "${HIGH[*]:-}" > "$OUT/sbatch-$r-$p.us"
     t1=$(date +%s.%N)
     left=$(awk -v a="$t0" -v b="$t1" -v w="$WINDOW" 'BEGIN {l = w - (b - a); print (l > 0 ? l : 0)}')
     [ "$left" != 0 ] || say "WARNING: submitting took longer than WINDOW=$WINDOW s"
