@@ -113,8 +113,8 @@ impl<'c> Job<'c> {
         unsafe { slurm::borrowed_str(self.record().network) }
     }
 
-    /// `--comment`, copied (invalid UTF-8 replaced).
-    #[cfg(feature = "fault-injection")]
+    /// `--comment`, copied (invalid UTF-8 replaced): a preemption candidate's checkpoint
+    /// interval, and the test-only faults.
     pub fn comment(self) -> Option<String> {
         // SAFETY: NULL or NUL-terminated (constructor's contract); copied before returning.
         unsafe { slurm::owned_str(self.record().comment) }

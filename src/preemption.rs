@@ -31,7 +31,8 @@ use super::slurm::{self, BitmapRef};
 use super::state::Loaded;
 use nvl72_engine::config::PreemptionCost;
 use nvl72_engine::placement::{
-    pieces_of, preemption_plan, slurm_order_choice, Candidate, JobRequest, PreemptionPlan,
+    checkpoint_interval, pieces_of, preemption_plan, slurm_order_choice, Candidate, JobRequest,
+    PreemptionPlan,
 };
 
 /// What an evaluation does with a job that might start by preemption.
@@ -412,6 +413,7 @@ fn candidates<'c>(call: &Call<'c>, job: Job<'c>, find: FindFn, mode: ModeFn) -> 
                 job: c.id(),
                 tier: c.preemption_tier(qos),
                 started: c.start_time(),
+                checkpoint_every: c.comment().as_deref().and_then(checkpoint_interval),
                 trays: c.nodes(call).map(|m| m.ones()).unwrap_or_default(),
             },
             requeue_or_cancel: m & (REQUEUE | CANCEL) != 0,

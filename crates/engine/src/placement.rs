@@ -44,7 +44,7 @@ pub use clearing::{
 pub use piece::{Piece, Placement};
 pub use plan::{placements, plan, Plan};
 pub use preemption_plan::{
-    pieces_of, preemption_plan, slurm_order_choice, Candidate, PreemptionPlan,
+    checkpoint_interval, pieces_of, preemption_plan, slurm_order_choice, Candidate, PreemptionPlan,
 };
 pub use reject::{NeverReason, Reject, WaitReason};
 pub use request::{JobRequest, JobSwitches, RackLimit, SLURM_INFINITE, SLURM_NO_VAL};

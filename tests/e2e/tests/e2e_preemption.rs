@@ -228,6 +228,48 @@ fn of_two_equal_jobs_the_younger_is_preempted() {
     assert_eq!((restarts(lab, old), restarts(lab, young)), (0, 1));
 }
 
+/// A job that says it checkpoints (`--comment=checkpoint=2s`) loses only the work since its
+/// last checkpoint. rack1: C, 18 trays, checkpointing, started first; rack2: Y, 10 trays, no
+/// checkpoint, started later, and 8 free trays. Slurm's order (the smallest job first) and the
+/// work since each start both take Y; the work since the last checkpoint (at most 2 s of C's
+/// 72 GPUs, against at least 3 s of Y's 40) takes C.
+#[test]
+fn a_job_that_checkpoints_loses_only_the_work_since_its_checkpoint() {
+    let (lab, _g) = preemption_lab("");
+    let c = {
+        let args = [
+            "-p",
+            "low",
+            "--exclusive",
+            "--requeue",
+            "-J",
+            "c",
+            "-N",
+            "18",
+            "-w",
+            "gb[001-018]",
+            "--comment=checkpoint=2s",
+        ];
+        let job = lab.submit(&args);
+        lab.running_nodes(job);
+        job
+    };
+    let y = low(lab, "y", "gb[019-028]");
+    lab.wait_for("y to run 3 s", || {
+        !matches!(
+            lab.job_field(y, "RunTime").as_str(),
+            "00:00:00" | "00:00:01" | "00:00:02"
+        )
+    });
+    for nodes in ["gb[037-054]", "gb[055-072]"] {
+        let job = lab.submit(&["-p", "high", "--exclusive", "-N", "18", "-w", nodes]);
+        lab.running_nodes(job);
+    }
+    let (_, nodes) = high(lab, &["-N", "18"]);
+    assert_eq!(per_rack(&nodes), vec![(1, 18)], "{nodes:?}");
+    assert_eq!((restarts(lab, c), restarts(lab, y)), (1, 0));
+}
+
 /// A job that fits a free rack preempts nothing. Stock Slurm passes this too: its plain test
 /// (free trays only) comes before any preemption; the test guards that steering never
 /// turns a free start into a preemption.

@@ -19,6 +19,9 @@ pub struct Candidate {
     pub tier: u32,
     /// When it started (seconds since the epoch).
     pub started: i64,
+    /// Seconds between its checkpoints, when the job says ([`checkpoint_interval`]): its
+    /// preemption then loses only the work since the last one.
+    pub checkpoint_every: Option<u32>,
     /// The usable rack trays it holds alone (preempting it frees them).
     pub trays: Vec<usize>,
 }
@@ -55,14 +58,39 @@ pub fn pieces_of(topo: &Topology, req: &JobRequest) -> Pieces {
     }
 }
 
+/// The checkpoint interval a job declares in its `--comment`, in seconds: a word
+/// `checkpoint=<n>` with `s`, `m` (the default) or `h` (`--comment="checkpoint=30m"`).
+/// Slurm keeps no such field; the word is the plugin's convention (docs/usage.md).
+pub fn checkpoint_interval(comment: &str) -> Option<u32> {
+    comment
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .find_map(|word| {
+            let value = word.strip_prefix("checkpoint=")?;
+            let (digits, unit) = match value.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+                Some((i, _)) => value.split_at(i),
+                None => (value, "m"),
+            };
+            let n: u32 = digits.parse().ok().filter(|&n| n > 0)?;
+            let scale = match unit {
+                "s" => 1,
+                "m" => 60,
+                "h" => 3600,
+                _ => return None,
+            };
+            n.checked_mul(scale)
+        })
+}
+
 /// What a candidate's preemption loses under `measure`, for [`Blocker::lost`]: GPU-seconds
-/// since it started (`work`), nothing (`jobs`: then the fewest jobs decide) or its trays.
+/// since it started or its last checkpoint (`work`), nothing (`jobs`: then the fewest jobs
+/// decide) or its trays.
 fn lost(measure: PreemptionCost, topo: &Topology, c: &Candidate, now: i64) -> u64 {
     let trays = c.trays.len() as u64;
     match measure {
         PreemptionCost::Work | PreemptionCost::Slurm => {
             let age = u64::try_from(now.saturating_sub(c.started)).unwrap_or(0);
-            trays * u64::from(topo.gpus_per_tray) * age
+            let since_checkpoint = c.checkpoint_every.map_or(age, |e| age % u64::from(e));
+            trays * u64::from(topo.gpus_per_tray) * since_checkpoint
         }
         PreemptionCost::Jobs => 0,
         PreemptionCost::Trays => trays,

@@ -295,6 +295,7 @@ fn the_plan_takes_a_racks_free_trays_first_then_its_victims_trays() {
         job,
         tier: 1,
         started: 1000 - i64::from(job),
+        checkpoint_every: None,
         trays,
     };
     // Slurm's order: l2, l1, l3, l4, l5.
@@ -328,5 +329,55 @@ fn the_plan_takes_a_racks_free_trays_first_then_its_victims_trays() {
         assert_eq!((rack, slurm), (0, vec![2, 1]));
         let small = preemption_plan(&topo, &free, &candidates, Pieces::one_rack(8), 2000).unwrap();
         assert_eq!((small.victims.len(), small.trays), (0, free.clone()));
+    }
+}
+
+/// A job that checkpoints loses only the work since its last checkpoint: of two whole-rack
+/// jobs, the one that ran longer but checkpointed a minute ago goes, not the younger one
+/// that never checkpointed.
+#[test]
+fn a_checkpointing_job_loses_only_the_work_since_its_last_checkpoint() {
+    use crate::config::Policy;
+    use crate::topology::Topology;
+    let topo = Topology::uniform(2, 18, Policy::default());
+    let rack = |r: usize| (r * 18..r * 18 + 18).collect::<Vec<usize>>();
+    let old = Candidate {
+        job: 1,
+        tier: 1,
+        started: 0,
+        checkpoint_every: checkpoint_interval("run=7 checkpoint=30m"),
+        trays: rack(0),
+    };
+    let young = Candidate {
+        job: 2,
+        tier: 1,
+        started: 9000,
+        checkpoint_every: None,
+        trays: rack(1),
+    };
+    // At 10,860 s the old job is 60 s past its 6th checkpoint; the young one has run 1,860 s.
+    let plan = |c: &[Candidate]| preemption_plan(&topo, &[], c, Pieces::one_rack(18), 10_860);
+    assert_eq!(plan(&[old.clone(), young.clone()]).unwrap().victims, [1]);
+    let never = Candidate {
+        checkpoint_every: None,
+        ..old
+    };
+    assert_eq!(plan(&[never, young]).unwrap().victims, [2]);
+}
+
+#[test]
+fn checkpoint_intervals_are_read_from_the_comment_word() {
+    assert_eq!(checkpoint_interval("checkpoint=30"), Some(1800));
+    assert_eq!(checkpoint_interval("a,checkpoint=2h;b"), Some(7200));
+    assert_eq!(checkpoint_interval("x checkpoint=45s"), Some(45));
+    for bad in [
+        "",
+        "checkpoint=",
+        "checkpoint=0",
+        "checkpoint=5d",
+        "checkpoint=-1",
+        "nocheckpoint=5",
+    ] {
+        assert_eq!(checkpoint_interval(bad), None, "{bad}");
     }
 }
