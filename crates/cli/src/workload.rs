@@ -173,6 +173,11 @@ impl WorkloadArgs {
         self.sim_config_or(racks, &Defaults::PREDICT)
     }
 
+    /// The workload has preemption tiers (`--high-tier-from`).
+    pub fn preempts(&self) -> bool {
+        self.high_tier_from.is_some()
+    }
+
     /// [`Self::sim_config`], with `defaults` for the model flags not given.
     pub fn sim_config_or(&self, racks: usize, defaults: &Defaults) -> Result<SimConfig, String> {
         if racks == 0 {

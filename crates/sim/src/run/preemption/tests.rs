@@ -109,13 +109,11 @@ fn a_job_larger_than_a_rack_takes_whole_racks_and_the_rest() {
     assert_eq!(pieces(12, None, 18), Pieces::one_rack(12));
 }
 
-/// The §1.5 case through the simulator: three low-tier jobs fill the racks as in the
+/// The §1.5 case as a simulator workload: three low-tier jobs fill the racks as in the
 /// reference (best fit puts jobs 0 and 1 in rack 0, job 2 in rack 1), then an 18-tray job of
-/// the high tier arrives. Steering requeues one job, Slurm's order two.
-#[test]
-fn the_reference_case_through_the_simulator() {
+/// the high tier arrives an hour later.
+fn reference_workload() -> Vec<crate::job::Job> {
     use crate::job::{Job, Tier, HOUR};
-    use crate::run::simulation::{simulate, SimConfig};
     let low = Tier {
         level: 0,
         preemptable: true,
@@ -132,6 +130,15 @@ fn the_reference_case_through_the_simulator() {
         level: 1,
         preemptable: false,
     };
+    jobs
+}
+
+/// Through the simulator, requeued: steering requeues one job, Slurm's order two, and every
+/// victim runs again.
+#[test]
+fn the_reference_case_through_the_simulator() {
+    use crate::run::simulation::{simulate, SimConfig};
+    let jobs = reference_workload();
     let mut cfg = SimConfig::new(2);
     cfg.check_invariants = true;
     let preempted = |kind| {
@@ -141,9 +148,25 @@ fn the_reference_case_through_the_simulator() {
             .expect("a workload with tiers reports preemption");
         assert_eq!(p.preemptions, 1, "{kind}");
         assert_eq!(r.completed, 4, "{kind}: the victims ran again");
+        assert!(r.lost_work.preemption_gpu_hours > 0.0, "{kind}");
         p.jobs_preempted
     };
     assert_eq!(preempted(PolicyKind::Nvl72), 1);
     assert_eq!(preempted(PolicyKind::Nvl72SlurmOrder), 2);
     assert_eq!(preempted(PolicyKind::Block), 2);
+}
+
+/// Cancelled victims never finish, and the high-tier job waits only the kill delay.
+#[test]
+fn cancelled_victims_never_finish() {
+    use crate::run::simulation::{simulate, SimConfig};
+    let jobs = reference_workload();
+    let mut cfg = SimConfig::new(2);
+    cfg.preempt_mode = PreemptMode::Cancel;
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72SlurmOrder, &|_| {});
+    let p = r.preemption.unwrap();
+    assert_eq!((p.jobs_preempted, p.cancelled), (2, 2));
+    assert_eq!((r.completed, r.unfinished), (2, 2));
+    let wait_s = p.high_tier_wait_mean_h * 3600.0;
+    assert!((wait_s - 30.0).abs() < 1e-6, "{wait_s}");
 }
