@@ -4,6 +4,7 @@
 
 use clap::ValueEnum;
 
+use nvl72_sim::run::preemption::PreemptMode;
 use nvl72_sim::run::scheduler::Backfill;
 use nvl72_sim::slowdown::Limits;
 use nvl72_sim::studies::breakeven::Splits;
@@ -24,6 +25,24 @@ impl From<BackfillArg> for Backfill {
         match a {
             BackfillArg::Easy => Backfill::Easy,
             BackfillArg::Conservative => Backfill::Conservative,
+        }
+    }
+}
+
+/// What a preempted job undergoes (Slurm's `PreemptMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PreemptModeArg {
+    /// Killed and queued again: it loses the work since its last checkpoint.
+    Requeue,
+    /// Killed for good: its run's work is lost and it never finishes.
+    Cancel,
+}
+
+impl From<PreemptModeArg> for PreemptMode {
+    fn from(a: PreemptModeArg) -> PreemptMode {
+        match a {
+            PreemptModeArg::Requeue => PreemptMode::Requeue,
+            PreemptModeArg::Cancel => PreemptMode::Cancel,
         }
     }
 }

@@ -27,7 +27,9 @@ pub struct SimulateArgs {
     #[command(flatten)]
     w: workload::WorkloadArgs,
     /// Comma-separated: nvl72, block, naive, nvl72-start-now, nvl72-balanced (the engine
-    /// with multi_rack = "start-now" or "balanced"), nvl72-end-tie, nvl72-end-align
+    /// with multi_rack = "start-now" or "balanced"), nvl72-end-tie, nvl72-end-align,
+    /// nvl72-spill, nvl72-slurm-order (the engine, but preemption victims in Slurm's own
+    /// order: the plugin with preemption_cost = "slurm"; nvl72 steers to the least loss)
     #[arg(long, value_delimiter = ',', default_value = "nvl72,block,naive")]
     policies: Vec<PolicyKind>,
     /// topology.toml (or a file with just its [policy] table) for the nvl72 engine's knobs

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::Value;
 
-use crate::choices::{BackfillArg, LimitsArg};
+use crate::choices::{BackfillArg, LimitsArg, PreemptModeArg};
 use nvl72_sim::job::Job;
 use nvl72_sim::run::failures::FailureModel;
 use nvl72_sim::run::scheduler::Backfill;
@@ -123,6 +123,15 @@ pub struct WorkloadArgs {
     /// (docs/results.md, "Goodput: the checkpoint model") [default: simulate 30, replay none]
     #[arg(long, value_name = "MINUTES|none")]
     checkpoint_minutes: Option<String>,
+    /// Preemption: jobs of at least N trays are the high tier and may preempt any smaller
+    /// job (the low tier, preemptable); 18 makes whole-rack and multi-rack jobs the high
+    /// tier. Off by default: no job is preempted
+    #[arg(long, value_name = "N")]
+    high_tier_from: Option<usize>,
+    /// Preemption: what a preempted job undergoes: `requeue` (it loses the work since its
+    /// last checkpoint and queues again) or `cancel` (its run's work is lost for good)
+    #[arg(long, value_enum, default_value = "requeue")]
+    preempt_mode: PreemptModeArg,
 }
 
 /// What a command assumes when the user leaves a model's flag out.
@@ -164,6 +173,11 @@ impl WorkloadArgs {
         self.sim_config_or(racks, &Defaults::PREDICT)
     }
 
+    /// The workload has preemption tiers (`--high-tier-from`).
+    pub fn preempts(&self) -> bool {
+        self.high_tier_from.is_some()
+    }
+
     /// [`Self::sim_config`], with `defaults` for the model flags not given.
     pub fn sim_config_or(&self, racks: usize, defaults: &Defaults) -> Result<SimConfig, String> {
         if racks == 0 {
@@ -187,6 +201,7 @@ impl WorkloadArgs {
             Some(text) => Checkpoints::parse(text)?,
             None => defaults.checkpoints,
         };
+        cfg.preempt_mode = self.preempt_mode.into();
         Ok(cfg)
     }
 
@@ -329,6 +344,7 @@ impl WorkloadArgs {
             gpu_sized: self.gpu_sized,
             class_rule: self.class_rule()?,
             gpus_per_tray: cfg.gpus_per_tray,
+            high_tier_from: self.high_tier_from,
         };
         let built = workload::build(&spec, healthy)?;
         if let Some(read) = &built.read {

@@ -39,6 +39,31 @@ pub struct Job {
     pub runtime: Millis,
     /// Requested time limit (`--time`), always `>= runtime`; what backfill plans with.
     pub limit: Millis,
+    /// Its preemption tier ([`Tier`]); the default (tier 0, not preemptable) for every
+    /// workload without a tier rule, and then left out of saved reports.
+    #[serde(default, skip_serializing_if = "Tier::is_default")]
+    pub tier: Tier,
+}
+
+/// Where a job stands in Slurm's preemption (issue 52): its `level` is its partition's
+/// `PriorityTier` (or its QOS priority), higher first. A pending job may preempt a running
+/// job only when that job is `preemptable` and its level is strictly lower; the mode
+/// (requeue or cancel) is the run's ([`crate::run::preemption::PreemptMode`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Tier {
+    pub level: u32,
+    pub preemptable: bool,
+}
+
+impl Tier {
+    pub fn is_default(&self) -> bool {
+        *self == Tier::default()
+    }
+
+    /// `self` may preempt a running job of tier `other`.
+    pub fn preempts(self, other: Tier) -> bool {
+        other.preemptable && other.level < self.level
+    }
 }
 
 impl Job {
@@ -53,6 +78,7 @@ impl Job {
             class: CommClass::default(),
             runtime,
             limit,
+            tier: Tier::default(),
         }
     }
 }

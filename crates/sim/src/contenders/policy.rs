@@ -50,18 +50,23 @@ pub enum PolicyKind {
     /// spans at most one rack more than the fewest.
     #[serde(rename = "nvl72-spill")]
     Nvl72Spill,
+    /// The engine, but victims of preemption in Slurm's own order (the plugin with
+    /// `preemption_cost = "slurm"`): the steering's baseline ([`crate::run::preemption`]).
+    #[serde(rename = "nvl72-slurm-order")]
+    Nvl72SlurmOrder,
 }
 
 impl PolicyKind {
     /// The three policies the simulator compares by default.
     pub const ALL: [PolicyKind; 3] = [PolicyKind::Nvl72, PolicyKind::Block, PolicyKind::Naive];
     /// The engine with one `[policy]` knob changed, for A/B runs.
-    pub const VARIANTS: [PolicyKind; 5] = [
+    pub const VARIANTS: [PolicyKind; 6] = [
         PolicyKind::Nvl72StartNow,
         PolicyKind::Nvl72Balanced,
         PolicyKind::Nvl72EndTie,
         PolicyKind::Nvl72EndAlign,
         PolicyKind::Nvl72Spill,
+        PolicyKind::Nvl72SlurmOrder,
     ];
 
     /// This crate's engine, whatever its knobs.
@@ -79,6 +84,7 @@ impl PolicyKind {
             PolicyKind::Nvl72EndTie => "nvl72-end-tie",
             PolicyKind::Nvl72EndAlign => "nvl72-end-align",
             PolicyKind::Nvl72Spill => "nvl72-spill",
+            PolicyKind::Nvl72SlurmOrder => "nvl72-slurm-order",
         }
     }
 }
@@ -100,7 +106,7 @@ impl FromStr for PolicyKind {
             .ok_or_else(|| {
                 format!(
                     "unknown policy `{s}` (expected nvl72, block, naive, nvl72-start-now, \
-                     nvl72-balanced, nvl72-end-tie, nvl72-end-align or nvl72-spill)"
+                     nvl72-balanced, nvl72-end-tie, nvl72-end-align, nvl72-spill or nvl72-slurm-order)"
                 )
             })
     }
@@ -228,7 +234,8 @@ impl Placer {
             | PolicyKind::Nvl72Balanced
             | PolicyKind::Nvl72EndTie
             | PolicyKind::Nvl72EndAlign
-            | PolicyKind::Nvl72Spill => {
+            | PolicyKind::Nvl72Spill
+            | PolicyKind::Nvl72SlurmOrder => {
                 let mut policy = policy.clone();
                 match kind {
                     PolicyKind::Nvl72StartNow => policy.multi_rack = MultiRack::StartNow,

@@ -74,6 +74,7 @@ use crate::job::{class_of, hours, Job, Millis, CLASSES};
 use crate::measures::policy_report::{
     ClassWait, IdleCause, Loss, LostWork, PolicyReport, SeriesPoint, Share, SlowdownRow,
 };
+use crate::measures::preemption::PreemptionCounts;
 pub use crate::slowdown::Fate;
 use crate::slowdown::{CommClass, Factor};
 use crate::workload::checkpoint::Checkpoints;
@@ -217,6 +218,7 @@ pub struct Recorder {
     extra_racks: (u64, u64),
     /// Placements of large jobs and the sum of their piece balances.
     piece_balance: (u64, f64),
+    preemption: PreemptionCounts,
 }
 
 impl Recorder {
@@ -273,6 +275,7 @@ impl Recorder {
             segments_in_rack: Share::default(),
             extra_racks: (0, 0),
             piece_balance: (0, 0.0),
+            preemption: PreemptionCounts::default(),
         }
     }
 
@@ -436,6 +439,41 @@ impl Recorder {
         Some(run)
     }
 
+    /// What killing `job`'s run at `t` would throw away: tray-ms at NVLink speed since its
+    /// last checkpoint (0 when it is not running). The steering's measure of work lost.
+    pub fn loss_if_killed(&self, job: usize, t: Millis) -> f64 {
+        let Some(run) = self.jobs[job].run else {
+            return 0.0;
+        };
+        let before = self.jobs[job].saved;
+        let elapsed = t.saturating_sub(run.start) as f64;
+        let (_, lost) =
+            self.checkpoints
+                .after_kill(before, before + run.remaining, elapsed, run.factor.s);
+        run.trays as f64 * lost
+    }
+
+    /// A pending job starts by preempting others ([`Recorder::preempted`] for each).
+    pub fn preempting(&mut self) {
+        self.preemption.preemptions += 1;
+    }
+
+    /// A preemption killed `job`'s run at `t`: requeued, it loses the work since its last
+    /// checkpoint; cancelled, the whole run's work, and it never runs again.
+    pub fn preempted(&mut self, job: usize, t: Millis, cancel: bool) {
+        if cancel {
+            self.jobs[job].saved = 0;
+            self.preemption.cancelled += 1;
+            let checkpoints = std::mem::replace(&mut self.checkpoints, Checkpoints::None);
+            self.lose(job, t, Loss::Preemption);
+            self.checkpoints = checkpoints;
+        } else {
+            self.lose(job, t, Loss::Preemption);
+        }
+        self.close(job, t);
+        self.preemption.jobs_preempted += 1;
+    }
+
     /// The run of `job` is killed at `t`: its work since the last checkpoint is thrown away,
     /// and what it kept is the job's saved work from now on.
     fn lose(&mut self, job: usize, t: Millis, cause: Loss) {
@@ -532,6 +570,15 @@ impl Recorder {
                 self.healthy_arrivals,
             ),
             goodput_gpu_hours: tray_hours(self.work[0] - self.lost.iter().sum::<f64>()),
+            preemption: self.preemption.report(
+                jobs,
+                &self
+                    .jobs
+                    .iter()
+                    .map(|j| j.end.map(|_| j.waited))
+                    .collect::<Vec<_>>(),
+                tray_hours(self.lost[Loss::Preemption as usize]),
+            ),
             lost_work: LostWork {
                 failure_gpu_hours: tray_hours(self.lost[Loss::Failure as usize]),
                 preemption_gpu_hours: tray_hours(self.lost[Loss::Preemption as usize]),
@@ -698,6 +745,7 @@ mod tests {
             class: Default::default(),
             runtime: HOUR,
             limit: HOUR,
+            tier: Default::default(),
         };
         r.queued(0, 0);
         r.started(&job, HOUR, &[(0, 1)], Price::ends(Factor::WHOLE));
@@ -725,6 +773,7 @@ mod tests {
             class: Default::default(),
             runtime: 1,
             limit: 1,
+            tier: Default::default(),
         };
         // 6 + 6 trays: one segment in each rack, one straddles.
         r.started(&job, 0, &[(0, 6), (1, 6)], Price::ends(Factor::WHOLE));

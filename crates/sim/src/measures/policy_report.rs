@@ -117,6 +117,9 @@ pub struct PolicyReport {
     /// Work thrown away, per cause, GPU-hours at NVLink speed.
     #[serde(default)]
     pub lost_work: LostWork,
+    /// What preemption cost, for workloads with tiers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<crate::measures::preemption::PreemptionReport>,
     /// Work done at NVLink speed per healthy GPU while jobs waited: busy trays, each divided
     /// by its job's slowdown (module docs); equals occupancy when nothing pays.
     pub usable_occupancy_while_waiting: Option<f64>,

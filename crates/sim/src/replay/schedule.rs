@@ -124,6 +124,7 @@ pub fn schedule(jobs: &[Job], spec: &ScheduleSpec) -> Result<Schedule, String> {
             class: j.class,
             runtime: back(sleep_ms),
             limit: back(limit_min * MINUTE),
+            tier: Default::default(),
         });
     }
     let last = replay.last().map_or(0, |j| j.submit_ms);

@@ -22,6 +22,7 @@ fn color(k: PolicyKind) -> &'static str {
         PolicyKind::Nvl72EndTie => "#2ca02c",
         PolicyKind::Nvl72EndAlign => "#ff7f0e",
         PolicyKind::Nvl72Spill => "#17becf",
+        PolicyKind::Nvl72SlurmOrder => "#e377c2",
     }
 }
 

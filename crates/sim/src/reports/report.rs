@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::job::{hours, offered_load, Job};
 
 use crate::measures::policy_report::{PolicyReport, Share};
+use crate::measures::preemption::PreemptionReport;
 use crate::run::failures::FailureModel;
 use crate::run::simulation::SimConfig;
 use crate::slowdown::Limits;
@@ -156,6 +157,25 @@ impl RunReport {
                 p.goodput_gpu_hours, l.failure_gpu_hours, l.preemption_gpu_hours, l.limit_gpu_hours
             )
         });
+        if self.policies.iter().any(|p| p.preemption.is_some()) {
+            let cell = |p: &PolicyReport, f: &dyn Fn(&PreemptionReport) -> String| {
+                p.preemption.as_ref().map_or("-".into(), f)
+            };
+            row("preemptions (jobs preempted)", &|p| {
+                cell(p, &|r| format!("{} ({})", r.preemptions, r.jobs_preempted))
+            });
+            row("GPU-h lost per preemption", &|p| {
+                cell(p, &|r| format!("{:.1}", r.lost_gpu_hours_per_preemption))
+            });
+            row("high-tier wait h, mean (p95)", &|p| {
+                cell(p, &|r| {
+                    format!(
+                        "{:.2} ({:.2})",
+                        r.high_tier_wait_mean_h, r.high_tier_wait_p95_h
+                    )
+                })
+            });
+        }
         row("usable GPU occupancy while waiting", &|p| {
             pct(p.usable_occupancy_while_waiting)
         });

@@ -365,6 +365,7 @@ mod tests {
             class: Default::default(),
             runtime: limit_h * HOUR,
             limit: limit_h * HOUR,
+            tier: Default::default(),
         }
     }
 

@@ -6,6 +6,9 @@
 //! it; the job is queued again, behind every job already waiting (slurmctld resets a requeued
 //! job's submit time: [`crate::run::queue`]), and later restarts with the work after its last
 //! checkpoint still to do ([`crate::workload::checkpoint`]; all of it without checkpoints).
+//! After each pass a pending job of a higher tier that did not start may preempt running
+//! jobs of a lower one ([`crate::run::preemption`]): the victims are requeued like killed
+//! jobs (or cancelled) and the job starts on their trays after [`KILL_DELAY`].
 //! Nothing depends on hash order or wall-clock time, so a seed gives one exact result.
 
 use std::cmp::Reverse;
@@ -21,6 +24,7 @@ use crate::measures::metrics::{Fate, Price, Recorder, Snapshot};
 use crate::measures::policy_report::PolicyReport;
 use crate::run::cluster::{Cluster, TrayState};
 use crate::run::failures::{FailureModel, FailureTimeline};
+use crate::run::preemption::{self, Candidate, Choice, Order, PreemptMode, KILL_DELAY};
 use crate::run::queue::Queue;
 use crate::run::scheduler::{run_pass_planned, Backfill, Pass, Planned, Running, Start};
 use crate::slowdown::Slowdown;
@@ -84,6 +88,9 @@ pub struct SimConfig {
     /// checkpoint; none unless asked for, so reports saved before the model read as run.
     #[serde(default, skip_serializing_if = "Checkpoints::is_none")]
     pub checkpoints: Checkpoints,
+    /// What a preempted job undergoes (only workloads with tiers preempt).
+    #[serde(default, skip_serializing_if = "PreemptMode::is_default")]
+    pub preempt_mode: PreemptMode,
 }
 
 impl SimConfig {
@@ -109,6 +116,7 @@ impl SimConfig {
             requeue_delay: None,
             slowdown: Slowdown::default(),
             checkpoints: Checkpoints::None,
+            preempt_mode: PreemptMode::default(),
         }
     }
 
@@ -185,8 +193,15 @@ struct Sim<'a> {
     running: BTreeMap<(Millis, usize), Run>,
     /// Each running job's expected end: its key in `running`.
     expected_end: Vec<Millis>,
-    /// Runs of each job so far killed by failures; also tells stale end events apart.
+    /// Runs of each job so far killed (by failures or preemption): tells stale end events
+    /// apart.
     epoch: Vec<u32>,
+    /// Runs of each job killed by failures (`max_requeue` counts these).
+    failed: Vec<u32>,
+    /// Some job is above tier 0: passes are followed by preemption.
+    tiers: bool,
+    /// Jobs cancelled by preemption.
+    cancelled: usize,
     done: usize,
     rejected: usize,
     held: usize,
@@ -259,6 +274,10 @@ impl<'a> Sim<'a> {
                 events.push(Reverse((at, TRAY, t, 0)));
             }
         }
+        let mut queue = Queue::new(jobs.len());
+        for j in jobs {
+            queue.set_tier(j.id, j.tier.level);
+        }
         Sim {
             cfg,
             jobs,
@@ -267,11 +286,14 @@ impl<'a> Sim<'a> {
             failures,
             events,
             next_arrival: 0,
-            queue: Queue::new(jobs.len()),
+            queue,
             delayed: 0,
             running: BTreeMap::new(),
             expected_end: vec![0; jobs.len()],
             epoch: vec![0; jobs.len()],
+            failed: vec![0; jobs.len()],
+            tiers: jobs.iter().any(|j| j.tier.level > 0),
+            cancelled: 0,
             done: 0,
             rejected: 0,
             held: 0,
@@ -293,7 +315,7 @@ impl<'a> Sim<'a> {
         self.rec.set(0, self.snapshot());
         // With a scheduling period: the tick at which the next pass is due, if one is.
         let mut pass_due: Option<Millis> = None;
-        while self.done + self.rejected + self.held < self.jobs.len() {
+        while self.done + self.rejected + self.held + self.cancelled < self.jobs.len() {
             let next_event = self.events.peek().map(|Reverse(e)| e.0);
             let next_arrival = self.jobs.get(self.next_arrival).map(|j| j.submit);
             let Some(now) = next_event
@@ -392,23 +414,14 @@ impl<'a> Sim<'a> {
                 let run = self.stop(job).expect("busy tray has a running job");
                 self.cluster.release(job, &run.trays);
                 self.epoch[job] += 1;
-                self.rec.killed(job, run.trays.len(), now - run.start);
-                if self.cfg.max_requeue.is_some_and(|m| self.epoch[job] > m) {
+                self.failed[job] += 1;
+                self.rec
+                    .killed(job, run.trays.len(), now.saturating_sub(run.start));
+                if self.cfg.max_requeue.is_some_and(|m| self.failed[job] > m) {
                     self.held += 1;
                     self.rec.held(job);
                 } else {
-                    // Waiting from now on, but eligible only after the delay.
-                    self.rec.queued(job, now);
-                    match self.cfg.requeue_delay.filter(|&d| d > 0) {
-                        Some(d) => {
-                            self.queue.requeued(job, now);
-                            self.delayed += 1;
-                            self.events.push(Reverse((now + d, ELIGIBLE, job, 0)));
-                        }
-                        None => {
-                            self.queue.insert(job, now);
-                        }
-                    }
+                    self.requeue(now, job);
                 }
             }
             self.cluster.mark_down(tray);
@@ -416,6 +429,89 @@ impl<'a> Sim<'a> {
         }
         if let Some(at) = self.failures.next_change(tray, now, !was_down) {
             self.events.push(Reverse((at, TRAY, tray, 0)));
+        }
+    }
+
+    /// A killed `job` waits from now on, but is eligible only after the requeue delay.
+    fn requeue(&mut self, now: Millis, job: usize) {
+        self.rec.queued(job, now);
+        match self.cfg.requeue_delay.filter(|&d| d > 0) {
+            Some(d) => {
+                self.queue.requeued(job, now);
+                self.delayed += 1;
+                self.events.push(Reverse((now + d, ELIGIBLE, job, 0)));
+            }
+            None => {
+                self.queue.insert(job, now);
+            }
+        }
+    }
+
+    /// After a pass: each pending job, in queue order, that has lower-tier preemptable jobs
+    /// running preempts the ones its policy chooses ([`preemption`]) and starts on the trays
+    /// after [`KILL_DELAY`].
+    fn preempt(&mut self, now: Millis) {
+        let order = Order::of(self.placer.kind());
+        let pending: Vec<usize> = self
+            .queue
+            .iter()
+            .filter(|&j| self.jobs[j].tier.level > 0)
+            .collect();
+        for j in pending {
+            let job = &self.jobs[j];
+            let gpus = self.cfg.gpus_per_tray as f64;
+            let mut candidates: Vec<Candidate> = self
+                .running
+                .iter()
+                .filter(|(&(_, v), _)| job.tier.preempts(self.jobs[v].tier))
+                .map(|(&(_, v), r)| Candidate {
+                    job: v,
+                    tier: self.jobs[v].tier.level,
+                    trays: r.trays.clone(),
+                    lost: (self.rec.loss_if_killed(v, now) * gpus / 1000.0) as u64,
+                })
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            preemption::sort_slurm_order(&mut candidates);
+            let free = self.cluster.free_map();
+            let choice = match order {
+                Order::LeastLoss => {
+                    let pieces =
+                        preemption::pieces(job.trays, job.segment, self.cfg.trays_per_rack);
+                    preemption::least_loss(free, &candidates, pieces)
+                }
+                Order::Slurm => {
+                    let ask = self.placer.ask(job, now);
+                    preemption::slurm_order(&mut self.placer, free, &candidates, ask)
+                }
+            };
+            let Some(Choice { trays, victims }) = choice else {
+                continue;
+            };
+            if victims.is_empty() {
+                continue;
+            }
+            self.rec.preempting();
+            for v in victims {
+                self.kill_for_preemption(now, v);
+            }
+            self.start_at(now, KILL_DELAY, Start { job: j, trays });
+        }
+    }
+
+    /// A preemption kills `job`'s run: requeued or cancelled by the run's mode.
+    fn kill_for_preemption(&mut self, now: Millis, job: usize) {
+        let run = self.stop(job).expect("a victim is running");
+        self.cluster.release(job, &run.trays);
+        self.epoch[job] += 1;
+        let cancel = self.cfg.preempt_mode == PreemptMode::Cancel;
+        self.rec.preempted(job, now, cancel);
+        if cancel {
+            self.cancelled += 1;
+        } else {
+            self.requeue(now, job);
         }
     }
 
@@ -459,11 +555,16 @@ impl<'a> Sim<'a> {
         self.reserved = reserved;
         self.looked_at = queue[..looked_at].to_vec();
         for s in starts {
-            self.start(now, s);
+            self.start_at(now, 0, s);
+        }
+        if self.tiers {
+            self.preempt(now);
         }
     }
 
-    fn start(&mut self, now: Millis, Start { job, trays }: Start) {
+    /// Starts `job` on `trays` at `now`; it runs from `now + delay` (a preemptor waits for
+    /// its victims' kill), holding its trays from now.
+    fn start_at(&mut self, now: Millis, delay: Millis, Start { job, trays }: Start) {
         let j = &self.jobs[job];
         assert_eq!(trays.len(), j.trays, "job {job} got the wrong tray count");
         self.queue.remove(job);
@@ -486,16 +587,19 @@ impl<'a> Sim<'a> {
             Fate::Overruns => ran + overhead,
             Fate::TimesOut => j.limit,
         };
-        self.rec.started(j, now, &racks, Price { factor, fate });
+        // The recorder counts the run from `at`; its trays are held (and counted busy) from
+        // now, so a kill delay shows as held, not idle.
+        let at = now + delay;
+        self.rec.started(j, at, &racks, Price { factor, fate });
         self.events
-            .push(Reverse((now + held_for, END, job, self.epoch[job])));
-        self.expected_end[job] = now + j.limit;
+            .push(Reverse((at + held_for, END, job, self.epoch[job])));
+        self.expected_end[job] = at + j.limit;
         self.running.insert(
-            (now + j.limit, job),
+            (at + j.limit, job),
             Run {
                 print: crate::contenders::free_map::print_of(&trays),
                 trays,
-                start: now,
+                start: at,
             },
         );
     }

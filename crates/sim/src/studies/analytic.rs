@@ -66,6 +66,7 @@ pub fn simulate_usable(kind: PolicyKind, k: usize, lambda: f64, racks: usize, se
             class: Default::default(),
             runtime: HOUR,
             limit: HOUR,
+            tier: Default::default(),
         })
         .collect();
     let report = simulate(&cfg, &jobs, kind, &|_| {});

@@ -4,11 +4,13 @@
 //!
 //! The readers it builds from: [`synthetic`] (the synthetic NVL72 job mix), [`trace`] (a CSV
 //! job trace: Philly, the Kalos sample, a site's own), [`sacct`] (a site's history as `sacct`
-//! exports it); and [`checkpoint`], how often the jobs save their progress (what a kill loses).
+//! exports it); [`checkpoint`], how often the jobs save their progress (what a kill loses);
+//! and [`tiers`], the rule that gives a workload preemption tiers.
 
 pub mod checkpoint;
 pub mod sacct;
 pub mod synthetic;
+pub mod tiers;
 pub mod trace;
 
 use std::path::PathBuf;
@@ -57,6 +59,9 @@ pub struct WorkloadSpec {
     /// How a history is read (sacct only).
     pub sacct: Option<SacctOptions>,
     pub gpus_per_tray: usize,
+    /// Jobs of at least this many trays are the high preemption tier ([`tiers`]); None:
+    /// every job at the default tier (no preemption).
+    pub high_tier_from: Option<usize>,
 }
 
 /// A built workload: the jobs, the name reports give it, and what shaped it.
@@ -150,6 +155,10 @@ pub fn build(spec: &WorkloadSpec, healthy: f64) -> Result<Workload, String> {
         size_by_gpus(&mut jobs, spec.gpu_sized, spec.seed);
     }
     assign_classes(&mut jobs, &spec.class_rule, spec.seed);
+    if let Some(trays) = spec.high_tier_from {
+        tiers::high_tier_from(&mut jobs, trays);
+        details["high_tier_from"] = trays.into();
+    }
     Ok(Workload {
         jobs,
         name,

@@ -162,6 +162,7 @@ pub fn generate(spec: &SyntheticSpec) -> Result<Vec<Job>, String> {
                 class: Default::default(),
                 runtime,
                 limit: time_limit(&mut rng, runtime),
+                tier: Default::default(),
             }
         })
         .collect();

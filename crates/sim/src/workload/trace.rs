@@ -147,6 +147,7 @@ pub fn workload(rows: &[TraceRow], spec: &TraceSpec) -> Result<Vec<Job>, String>
                 class: Default::default(),
                 runtime,
                 limit: time_limit(&mut rng, runtime),
+                tier: Default::default(),
             }
         })
         .collect();

@@ -136,6 +136,7 @@ fn a_requeued_job_restarts_from_scratch_behind_the_jobs_already_waiting() {
         class: Default::default(),
         runtime,
         limit: 2 * runtime,
+        tier: Default::default(),
     };
     let jobs = vec![job(0, 18, 4 * HOUR), job(1, 18, HOUR)];
     let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
@@ -183,6 +184,7 @@ fn jobs_larger_than_the_cluster_are_rejected_not_stuck() {
         class: Default::default(),
         runtime: HOUR,
         limit: HOUR,
+        tier: Default::default(),
     };
     let jobs = vec![job(0, 40, None), job(1, 6, Some(4)), job(2, 4, None)];
     for kind in PolicyKind::ALL {
@@ -214,6 +216,7 @@ prop_compose! {
                 class: Default::default(),
                 runtime: minutes * MINUTE,
                 limit: minutes * MINUTE * 2,
+                tier: Default::default(),
             }
         }).collect()
     }
@@ -288,6 +291,7 @@ fn stranding_and_extra_racks_match_a_hand_computed_case() {
         class: Default::default(),
         runtime: hours * HOUR,
         limit: hours * HOUR,
+        tier: Default::default(),
     };
     let jobs = vec![
         job(0, 0, 10, 10),

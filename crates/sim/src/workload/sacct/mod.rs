@@ -412,6 +412,7 @@ impl History {
                     class: Default::default(),
                     runtime,
                     limit: j.limit_s.saturating_mul(SECOND).max(runtime),
+                    tier: Default::default(),
                 }
             })
             .collect()
