@@ -209,6 +209,16 @@ impl Lab {
         job
     }
 
+    /// [`Lab::occupy`] with more sbatch arguments (a partition, `--requeue`, a name, ...).
+    pub fn occupy_with(&self, nodes: &str, args: &[&str]) -> u32 {
+        let count = hostlist::expand(nodes).expect("hostlist").len().to_string();
+        let mut all = vec!["-N", &count, "--exclusive", "-w", nodes];
+        all.extend_from_slice(args);
+        let job = self.submit(&all);
+        self.running_nodes(job);
+        job
+    }
+
     /// [`Lab::occupy`] with a time limit (`--time`), for rules that read job end times.
     pub fn occupy_for(&self, nodes: &str, time: &str) -> u32 {
         let count = hostlist::expand(nodes).expect("hostlist").len().to_string();

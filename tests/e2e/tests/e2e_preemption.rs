@@ -28,22 +28,21 @@ fn preemption_lab(policy: &str) -> (&'static Lab, std::sync::MutexGuard<'static,
 
 /// A low-tier job on exactly `nodes`, requeued when preempted, running when this returns.
 fn low(lab: &Lab, name: &str, nodes: &str) -> u32 {
-    let count = lab::expand(nodes).len().to_string();
-    let args = [
-        "-p",
-        "low",
-        "--exclusive",
-        "--requeue",
-        "-J",
-        name,
-        "-N",
-        &count,
-        "-w",
-        nodes,
-    ];
-    let job = lab.submit(&args);
-    lab.running_nodes(job);
-    job
+    low_with(lab, name, nodes, &[])
+}
+
+/// [`low`] with more sbatch arguments.
+fn low_with(lab: &Lab, name: &str, nodes: &str, args: &[&str]) -> u32 {
+    let mut all = vec!["-p", "low", "--requeue", "-J", name];
+    all.extend_from_slice(args);
+    lab.occupy_with(nodes, &all)
+}
+
+/// High-tier work on racks 3 and 4, which high jobs do not preempt.
+fn high_on_racks_3_and_4(lab: &Lab) {
+    for nodes in ["gb[037-054]", "gb[055-072]"] {
+        lab.occupy_with(nodes, &["-p", "high"]);
+    }
 }
 
 /// How often slurmctld requeued the job.
@@ -217,12 +216,7 @@ fn of_two_equal_jobs_the_younger_is_preempted() {
     });
     let young = low(lab, "young", "gb[019-036]");
     assert!(lab.job_time(young, "StartTime").expect("StartTime") > started);
-    // The other two racks run high-tier work, which high jobs do not preempt.
-    for nodes in ["gb[037-054]", "gb[055-072]"] {
-        let count = "18";
-        let job = lab.submit(&["-p", "high", "--exclusive", "-N", count, "-w", nodes]);
-        lab.running_nodes(job);
-    }
+    high_on_racks_3_and_4(lab);
     let (_, nodes) = high(lab, &["-N", "18"]);
     assert_eq!(per_rack(&nodes), vec![(2, 18)], "{nodes:?}");
     assert_eq!((restarts(lab, old), restarts(lab, young)), (0, 1));
@@ -236,24 +230,7 @@ fn of_two_equal_jobs_the_younger_is_preempted() {
 #[test]
 fn a_job_that_checkpoints_loses_only_the_work_since_its_checkpoint() {
     let (lab, _g) = preemption_lab("");
-    let c = {
-        let args = [
-            "-p",
-            "low",
-            "--exclusive",
-            "--requeue",
-            "-J",
-            "c",
-            "-N",
-            "18",
-            "-w",
-            "gb[001-018]",
-            "--comment=checkpoint=2s",
-        ];
-        let job = lab.submit(&args);
-        lab.running_nodes(job);
-        job
-    };
+    let c = low_with(lab, "c", "gb[001-018]", &["--comment=checkpoint=2s"]);
     let y = low(lab, "y", "gb[019-028]");
     lab.wait_for("y to run 3 s", || {
         !matches!(
@@ -261,10 +238,7 @@ fn a_job_that_checkpoints_loses_only_the_work_since_its_checkpoint() {
             "00:00:00" | "00:00:01" | "00:00:02"
         )
     });
-    for nodes in ["gb[037-054]", "gb[055-072]"] {
-        let job = lab.submit(&["-p", "high", "--exclusive", "-N", "18", "-w", nodes]);
-        lab.running_nodes(job);
-    }
+    high_on_racks_3_and_4(lab);
     let (_, nodes) = high(lab, &["-N", "18"]);
     assert_eq!(per_rack(&nodes), vec![(1, 18)], "{nodes:?}");
     assert_eq!((restarts(lab, c), restarts(lab, y)), (1, 0));
@@ -299,24 +273,7 @@ fn a_plan_slurm_cannot_reach_gives_way_to_slurms_order() {
     let l5 = low(lab, "l5", "gb[055-072]");
     let l1 = low(lab, "l1", "gb[001-010]");
     let l2 = low(lab, "l2", "gb[011-018]");
-    let l3 = {
-        let args = [
-            "-p",
-            "low",
-            "--exclusive",
-            "--requeue",
-            "-J",
-            "l3",
-            "-N",
-            "10",
-            "-w",
-            "gb[019-028]",
-            "--reservation=kept",
-        ];
-        let job = lab.submit(&args);
-        lab.running_nodes(job);
-        job
-    };
+    let l3 = low_with(lab, "l3", "gb[019-028]", &["--reservation=kept"]);
     let (job, nodes) = high(lab, &["-N", "18"]);
     assert_eq!(per_rack(&nodes), vec![(1, 18)], "{nodes:?}");
     let restarts_of = |jobs: &[u32]| jobs.iter().map(|&j| restarts(lab, j)).collect::<Vec<_>>();

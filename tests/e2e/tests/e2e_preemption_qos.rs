@@ -14,21 +14,7 @@ JobRequeue=1";
 
 /// A low-QOS job on exactly `nodes`, requeued when preempted, running when this returns.
 fn low(lab: &Lab, name: &str, nodes: &str) -> u32 {
-    let count = lab::expand(nodes).len().to_string();
-    let args = [
-        "--qos=low",
-        "--exclusive",
-        "--requeue",
-        "-J",
-        name,
-        "-N",
-        &count,
-        "-w",
-        nodes,
-    ];
-    let job = lab.submit(&args);
-    lab.running_nodes(job);
-    job
+    lab.occupy_with(nodes, &["--qos=low", "--requeue", "-J", name])
 }
 
 #[test]

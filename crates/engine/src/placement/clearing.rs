@@ -59,6 +59,24 @@ impl Pieces {
             rest: 0,
         }
     }
+
+    /// The pieces a job of `trays` takes: its `--segment` pieces, else the job in one rack
+    /// of `per_rack` trays, or for a larger job full racks and the rest.
+    pub fn of_job(trays: usize, segment: Option<usize>, per_rack: usize) -> Pieces {
+        match segment {
+            Some(s) if s > 0 => Pieces {
+                size: s,
+                count: trays.div_ceil(s),
+                rest: 0,
+            },
+            _ if trays <= per_rack => Pieces::one_rack(trays),
+            _ => Pieces {
+                size: per_rack,
+                count: trays / per_rack,
+                rest: trays % per_rack,
+            },
+        }
+    }
 }
 
 /// The racks to clear for a job of several pieces: how many trays each takes there (in

@@ -41,21 +41,8 @@ pub struct PreemptionPlan {
 /// The pieces `req` takes, each inside one rack: its `--segment` pieces, else the job in one
 /// rack, or for a job larger than a rack full racks and the rest.
 pub fn pieces_of(topo: &Topology, req: &JobRequest) -> Pieces {
-    let need = req.trays_needed(topo);
-    let largest = topo.max_rack_size().max(1);
-    match req.segment {
-        Some(s) if s > 0 => Pieces {
-            size: s,
-            count: need.div_ceil(s),
-            rest: 0,
-        },
-        _ if need <= largest => Pieces::one_rack(need),
-        _ => Pieces {
-            size: largest,
-            count: need / largest,
-            rest: need % largest,
-        },
-    }
+    let per_rack = topo.max_rack_size().max(1);
+    Pieces::of_job(req.trays_needed(topo), req.segment, per_rack)
 }
 
 /// The checkpoint interval a job declares in its `--comment`, in seconds: a word

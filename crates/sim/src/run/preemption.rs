@@ -78,6 +78,18 @@ pub struct Candidate {
     pub lost: u64,
 }
 
+impl Candidate {
+    /// The engine's view of it, in racks of `per_rack` trays.
+    pub fn blocker(&self, per_rack: usize) -> Blocker {
+        Blocker {
+            job: self.job as u32,
+            priority: self.tier,
+            lost: self.lost,
+            trays_by_rack: by_rack(&self.trays, per_rack),
+        }
+    }
+}
+
 /// The preemptor's trays and its victims (in candidate order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Choice {
@@ -91,39 +103,13 @@ pub fn sort_slurm_order(candidates: &mut [Candidate]) {
     candidates.sort_by_key(|c| (c.tier, c.trays.len(), c.job));
 }
 
-/// The pieces a job of `trays` takes, each inside one rack (`placement::preemption_plan`'s
-/// `pieces_of` on the simulator's job).
-pub fn pieces(trays: usize, segment: Option<usize>, per_rack: usize) -> Pieces {
-    match segment {
-        Some(s) if s > 0 => Pieces {
-            size: s,
-            count: trays.div_ceil(s),
-            rest: 0,
-        },
-        _ if trays <= per_rack => Pieces::one_rack(trays),
-        _ => Pieces {
-            size: per_rack,
-            count: trays / per_rack,
-            rest: trays % per_rack,
-        },
-    }
-}
-
 /// The plugin's plan: the cheapest racks to clear and the trays there. None when no racks
 /// hold the job even with every candidate gone, or when it needs no victim (then it waits
 /// for the scheduler like any job).
 pub fn least_loss(free: &FreeMap, candidates: &[Candidate], pieces: Pieces) -> Option<Choice> {
     let per_rack = free.per_rack();
     let free_by_rack: Vec<usize> = free.in_racks().iter().map(|&n| n as usize).collect();
-    let blockers: Vec<Blocker> = candidates
-        .iter()
-        .map(|c| Blocker {
-            job: c.job as u32,
-            priority: c.tier,
-            lost: c.lost,
-            trays_by_rack: by_rack(&c.trays, per_rack),
-        })
-        .collect();
+    let blockers: Vec<Blocker> = candidates.iter().map(|c| c.blocker(per_rack)).collect();
     let set = cheapest_racks(&free_by_rack, &blockers, pieces)?;
     if set.victims.is_empty() {
         return None;

@@ -478,8 +478,11 @@ impl<'a> Sim<'a> {
             let free = self.cluster.free_map();
             let choice = match order {
                 Order::LeastLoss => {
-                    let pieces =
-                        preemption::pieces(job.trays, job.segment, self.cfg.trays_per_rack);
+                    let pieces = nvl72_engine::placement::Pieces::of_job(
+                        job.trays,
+                        job.segment,
+                        self.cfg.trays_per_rack,
+                    );
                     preemption::least_loss(free, &candidates, pieces)
                 }
                 Order::Slurm => {

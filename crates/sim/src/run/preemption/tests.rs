@@ -38,15 +38,7 @@ fn steering_clears_the_rack_of_one_job_where_slurms_order_takes_two() {
 #[test]
 fn on_a_one_rack_job_the_tray_loop_is_the_engines_model_of_slurm() {
     let (free, candidates) = reference_case();
-    let blockers: Vec<Blocker> = candidates
-        .iter()
-        .map(|c| Blocker {
-            job: c.job as u32,
-            priority: c.tier,
-            lost: c.lost,
-            trays_by_rack: by_rack(&c.trays, 18),
-        })
-        .collect();
+    let blockers: Vec<Blocker> = candidates.iter().map(|c| c.blocker(18)).collect();
     let free_by_rack: Vec<usize> = free.in_racks().iter().map(|&n| n as usize).collect();
     let (rack, mut victims) =
         slurm_victims(&free_by_rack, &blockers, 18, 3, best_fit_rack).unwrap();
@@ -98,15 +90,15 @@ fn no_preemption_when_the_job_fits_on_free_trays() {
 #[test]
 fn a_job_larger_than_a_rack_takes_whole_racks_and_the_rest() {
     assert_eq!(
-        pieces(40, None, 18),
+        Pieces::of_job(40, None, 18),
         Pieces {
             size: 18,
             count: 2,
             rest: 4
         }
     );
-    assert_eq!(pieces(32, Some(8), 18).count, 4);
-    assert_eq!(pieces(12, None, 18), Pieces::one_rack(12));
+    assert_eq!(Pieces::of_job(32, Some(8), 18).count, 4);
+    assert_eq!(Pieces::of_job(12, None, 18), Pieces::one_rack(12));
 }
 
 /// The §1.5 case as a simulator workload: three low-tier jobs fill the racks as in the
