@@ -106,6 +106,7 @@ pub fn steer<'c>(
     req: &JobRequest,
 ) -> Steer {
     if st.topo.policy.preemption_cost == PreemptionCost::Slurm
+        || !slurm::preemption_configured()
         || !job.is_pending()
         || !req.required.is_empty()
     {
@@ -135,7 +136,7 @@ pub fn steer<'c>(
         let kept = targets.remove(&job.id());
         let target = match found {
             Reading::Steerable(found) => {
-                let holders = holders(call, list);
+                let holders = holders(list);
                 replan(
                     call, job, st, req, &offered, &found, &holders, kept, stamp, now,
                 )
@@ -437,11 +438,10 @@ unsafe fn collect_job(_call: &Call, job: *mut c_void, arg: *mut c_void) -> c_int
 }
 
 /// How many running jobs hold each node (saturating at 255).
-fn holders(call: &Call<'_>, list: *mut b::list_t) -> Vec<u8> {
+fn holders(list: *mut b::list_t) -> Vec<u8> {
     let mut count = Holders {
         counts: vec![0u8; slurm::node_count()],
     };
-    let _ = call;
     // SAFETY: job_list holds job_record_t pointers; `count_job` only reads them and writes
     // `count`, which outlives the call.
     unsafe {

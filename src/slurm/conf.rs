@@ -42,6 +42,17 @@ pub fn debug_select_type() -> bool {
     flags & DEBUG_FLAG_SELECT_TYPE != 0
 }
 
+/// A preemption plugin is configured (`PreemptType` other than `preempt/none`): without one
+/// Slurm never offers a job the trays of running jobs, and the eval path skips the check.
+pub fn preemption_configured() -> bool {
+    // SAFETY: slurm_conf is initialised by the time any plugin op runs; the field is NULL or
+    // an xstrdup'd NUL-terminated string that only changes on reconfigure (under the lock
+    // the scheduler holds during eval); it is read in place, not kept.
+    let t = unsafe { b::slurm_conf.preempt_type };
+    // SAFETY: non-NULL: a NUL-terminated string, as above.
+    !t.is_null() && unsafe { CStr::from_ptr(t) }.to_bytes() != b"preempt/none"
+}
+
 /// `PreemptType=preempt/qos`: Slurm orders preemption candidates by QOS priority (else by
 /// partition PriorityTier, preempt/partition_prio).
 pub fn preempt_by_qos() -> bool {
