@@ -163,7 +163,10 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let racks = a.w.racks.unwrap_or(8);
     if a.w.preempts() {
         // The lab's streams run in one partition: nothing there would preempt.
-        return Err("--high-tier-from applies to simulate and breakeven, not to a replay".into());
+        return Err(
+            "preemption tiers (--high-tier-from, --tier-partition, --tier-qos) apply to simulate and breakeven, not to a replay"
+                .into(),
+        );
     }
     // Off unless asked: a priced replay's jobs sleep their stretched time (`nvl72 stretch`).
     let mut cfg =

@@ -14,6 +14,7 @@ use nvl72_sim::run::simulation::SimConfig;
 use nvl72_sim::slowdown::{parse_variant, ClassRule, Slowdown};
 use nvl72_sim::workload::checkpoint::{self, Checkpoints};
 use nvl72_sim::workload::sacct::{self, SacctOptions};
+use nvl72_sim::workload::site_tiers::{SiteTiers, TierField};
 use nvl72_sim::workload::trace;
 use nvl72_sim::workload::{self, Source, WorkloadSpec};
 
@@ -128,6 +129,27 @@ pub struct WorkloadArgs {
     /// tier. Off by default: no job is preempted
     #[arg(long, value_name = "N")]
     high_tier_from: Option<usize>,
+    /// Preemption, sacct: each job's tier from its partition, as preempt/partition_prio
+    /// ranks them: `NAME=LEVEL` (LEVEL: the partition's PriorityTier) or
+    /// `NAME=LEVEL:preemptable` (its PreemptMode is not OFF), repeated or comma-separated,
+    /// e.g. `high=2,low=1:preemptable`. Jobs of a partition not listed keep the default tier
+    /// (0, not preemptable)
+    #[arg(
+        long,
+        value_name = "NAME=LEVEL[:preemptable]",
+        value_delimiter = ',',
+        conflicts_with_all = ["high_tier_from", "tier_qos"]
+    )]
+    tier_partition: Vec<String>,
+    /// Preemption, sacct: each job's tier from its QOS (preempt/qos; the export needs the QOS
+    /// field), as --tier-partition: a QOS preempts the preemptable QOS of lower levels
+    #[arg(
+        long,
+        value_name = "NAME=LEVEL[:preemptable]",
+        value_delimiter = ',',
+        conflicts_with = "high_tier_from"
+    )]
+    tier_qos: Vec<String>,
     /// Preemption: what a preempted job undergoes: `requeue` (it loses the work since its
     /// last checkpoint and queues again) or `cancel` (its run's work is lost for good)
     #[arg(long, value_enum, default_value = "requeue")]
@@ -173,9 +195,21 @@ impl WorkloadArgs {
         self.sim_config_or(racks, &Defaults::PREDICT)
     }
 
-    /// The workload has preemption tiers (`--high-tier-from`).
+    /// The workload has preemption tiers (`--high-tier-from`, `--tier-partition`,
+    /// `--tier-qos`).
     pub fn preempts(&self) -> bool {
-        self.high_tier_from.is_some()
+        self.high_tier_from.is_some() || self.site_tiers().is_some()
+    }
+
+    /// `--tier-partition` or `--tier-qos` (clap lets at most one through), unparsed.
+    fn site_tiers(&self) -> Option<(TierField, &[String])> {
+        [
+            (TierField::Partition, &self.tier_partition),
+            (TierField::Qos, &self.tier_qos),
+        ]
+        .into_iter()
+        .find(|(_, items)| !items.is_empty())
+        .map(|(by, items)| (by, items.as_slice()))
     }
 
     /// [`Self::sim_config`], with `defaults` for the model flags not given.
@@ -302,6 +336,10 @@ impl WorkloadArgs {
             until: time("--until", &self.until)?,
             gpus_per_node: self.gpus_per_node,
             gpus_per_tray: gpus_per_tray as u64,
+            tiers: self
+                .site_tiers()
+                .map(|(by, items)| SiteTiers::parse(by, items))
+                .transpose()?,
         })
     }
 
@@ -316,10 +354,15 @@ impl WorkloadArgs {
         if !matches!(source, Source::Synthetic) && !self.segments.is_empty() {
             return Err("--segment applies to the synthetic workload only".into());
         }
-        if !matches!(source, Source::Sacct(_))
-            && (self.partition.is_some() || self.since.is_some() || self.until.is_some())
-        {
+        let sacct = matches!(source, Source::Sacct(_));
+        if !sacct && (self.partition.is_some() || self.since.is_some() || self.until.is_some()) {
             return Err("--partition, --since and --until apply to --workload sacct".into());
+        }
+        if let Some((by, _)) = self.site_tiers().filter(|_| !sacct) {
+            return Err(format!(
+                "{} applies to --workload sacct (other workloads name no partition or QOS); --high-tier-from sets tiers by size",
+                by.flag()
+            ));
         }
         if matches!(source, Source::Synthetic) && self.time_scale.is_some() {
             return Err(

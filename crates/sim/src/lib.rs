@@ -10,7 +10,7 @@
 //! | Folder / module | One job |
 //! |---|---|
 //! | [`job`], [`slowdown`] | The ground floor: a job (trays, `--segment`, submit time, run time, time limit; size classes) and what a rack boundary costs it (its slowdown from its pieces) |
-//! | [`workload`] | A job stream from its description: [`workload::synthetic`] (the synthetic NVL72 mix), [`workload::trace`] (a CSV job trace), [`workload::sacct`] (a site's history from Slurm accounting), [`workload::checkpoint`] (how often jobs save their progress: what a kill loses) |
+//! | [`workload`] | A job stream from its description: [`workload::synthetic`] (the synthetic NVL72 mix), [`workload::trace`] (a CSV job trace), [`workload::sacct`] (a site's history from Slurm accounting), [`workload::checkpoint`] (how often jobs save their progress: what a kill loses), [`workload::tiers`] and [`workload::site_tiers`] (preemption tiers: by job size, or a site's by partition or QOS) |
 //! | [`contenders`] | The policies compared, behind one `place` call ([`contenders::policy`]): the engine, the model of topology/block ([`contenders::block`]), Slurm's consecutive best fit ([`contenders::naive`]); what they decide on ([`contenders::free_map`], [`contenders::engine_view`]) and their decision latency ([`contenders::latency`]) |
 //! | [`measures`] | What is measured: the recorder and its definitions ([`measures::metrics`]), the per-policy report it fills ([`measures::policy_report`]) |
 //! | [`run`] | The event engine: the discrete-event loop ([`run::simulation`]), one scheduling pass of priority FIFO plus backfill ([`run::scheduler`]), the queue, the trays' states ([`run::cluster`]), per-tray up/down processes ([`run::failures`]), preemption by a higher tier ([`run::preemption`]) |

@@ -5,10 +5,12 @@
 //! The readers it builds from: [`synthetic`] (the synthetic NVL72 job mix), [`trace`] (a CSV
 //! job trace: Philly, the Kalos sample, a site's own), [`sacct`] (a site's history as `sacct`
 //! exports it); [`checkpoint`], how often the jobs save their progress (what a kill loses);
-//! and [`tiers`], the rule that gives a workload preemption tiers.
+//! [`tiers`], the rule that gives a workload preemption tiers by job size; and
+//! [`site_tiers`], a site's own tiers by partition or QOS, which the sacct reader applies.
 
 pub mod checkpoint;
 pub mod sacct;
+pub mod site_tiers;
 pub mod synthetic;
 pub mod tiers;
 pub mod trace;
@@ -60,7 +62,8 @@ pub struct WorkloadSpec {
     pub sacct: Option<SacctOptions>,
     pub gpus_per_tray: usize,
     /// Jobs of at least this many trays are the high preemption tier ([`tiers`]); None:
-    /// every job at the default tier (no preemption).
+    /// every job at the default tier (no preemption), unless a history's
+    /// [`SacctOptions::tiers`] sets them (the two are exclusive).
     pub high_tier_from: Option<usize>,
 }
 
@@ -156,6 +159,12 @@ pub fn build(spec: &WorkloadSpec, healthy: f64) -> Result<Workload, String> {
     }
     assign_classes(&mut jobs, &spec.class_rule, spec.seed);
     if let Some(trays) = spec.high_tier_from {
+        if let Some(site) = spec.sacct.as_ref().and_then(|o| o.tiers.as_ref()) {
+            return Err(format!(
+                "--high-tier-from and {} both set the tiers: choose one",
+                site.by.flag()
+            ));
+        }
         tiers::high_tier_from(&mut jobs, trays);
         details["high_tier_from"] = trays.into();
     }

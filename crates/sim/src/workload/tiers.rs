@@ -8,7 +8,8 @@
 //! whole-rack and multi-rack jobs (18, 32-72 and 144+ trays): the case issue 52 is about, a
 //! site whose most valuable jobs need whole NVLink domains. On a trace the same rule reads
 //! "jobs of at least 4N GPUs run in the high partition". Without the rule every job stays at
-//! the default tier and nothing is preempted: existing workloads run as before.
+//! the default tier and nothing is preempted: existing workloads run as before. A site's
+//! history can take its own tiers from its partitions or QOS instead ([`super::site_tiers`]).
 
 use crate::job::{Job, Tier};
 

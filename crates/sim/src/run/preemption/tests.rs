@@ -162,3 +162,35 @@ fn cancelled_victims_never_finish() {
     let wait_s = p.high_tier_wait_mean_h * 3600.0;
     assert!((wait_s - 30.0).abs() < 1e-6, "{wait_s}");
 }
+
+/// A site's history with its partitions' tiers (tests/fixtures/sacct/two-tiers.txt: whole-rack
+/// jobs of partition `high` arrive while jobs of `low` fill the racks) preempts the low
+/// partition's jobs; the same history without the tiers preempts nothing.
+#[test]
+fn a_history_preempts_by_its_partitions_tiers_and_not_without_them() {
+    use crate::run::simulation::{simulate, SimConfig};
+    use crate::workload::sacct::{parse, SacctOptions};
+    use crate::workload::site_tiers::{SiteTiers, TierField};
+    let history: &[u8] = include_bytes!("../../../../../tests/fixtures/sacct/two-tiers.txt");
+    let items = ["high=1".to_string(), "low=0:preemptable".to_string()];
+    let with_tiers = SacctOptions {
+        tiers: Some(SiteTiers::parse(TierField::Partition, &items).unwrap()),
+        ..SacctOptions::default()
+    };
+    let mut cfg = SimConfig::new(3);
+    cfg.check_invariants = true;
+    let jobs = parse(history, &with_tiers).unwrap().workload();
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    let p = r
+        .preemption
+        .expect("a history with tiers reports preemption");
+    assert!(
+        p.preemptions >= 1 && p.jobs_preempted >= p.preemptions,
+        "{p:?}"
+    );
+    assert_eq!(r.completed, jobs.len(), "requeued victims run again");
+    let jobs = parse(history, &SacctOptions::default()).unwrap().workload();
+    let r = simulate(&cfg, &jobs, PolicyKind::Nvl72, &|_| {});
+    assert!(r.preemption.is_none());
+    assert_eq!(r.lost_work.preemption_gpu_hours, 0.0);
+}

@@ -137,6 +137,7 @@ pub enum Field {
     JobId,
     JobIdRaw,
     Partition,
+    Qos,
     Submit,
     Start,
     End,
@@ -154,10 +155,11 @@ pub enum Field {
 }
 
 impl Field {
-    const ALL: [(Field, &'static str); 17] = [
+    const ALL: [(Field, &'static str); 18] = [
         (Field::JobId, "JobID"),
         (Field::JobIdRaw, "JobIDRaw"),
         (Field::Partition, "Partition"),
+        (Field::Qos, "QOS"),
         (Field::Submit, "Submit"),
         (Field::Start, "Start"),
         (Field::End, "End"),

@@ -141,6 +141,8 @@ struct Job {
     het: Option<Het>,
     #[serde(default)]
     partition: Option<String>,
+    #[serde(default)]
+    qos: Option<String>,
     time: Time,
     #[serde(default)]
     allocation_nodes: Option<Number>,
@@ -251,6 +253,7 @@ impl Job {
             id: self.job_id.to_string(),
             kind,
             partition: self.partition.filter(|p| !p.is_empty()),
+            qos: self.qos.filter(|q| !q.is_empty()),
             submit: t.submission.and_then(Number::time),
             start,
             ran_s,

@@ -13,12 +13,13 @@ mod json;
 mod tests;
 mod text;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::job::{Job, SECOND};
+use super::site_tiers::{SiteTiers, TierField};
+use crate::job::{Job, Tier, SECOND};
 pub use fields::timestamp;
 use fields::{JobKind, Limit, SubmitLine};
 
@@ -38,6 +39,9 @@ pub struct SacctOptions {
     pub gpus_per_node: u64,
     /// GPUs per tray of the simulated racks.
     pub gpus_per_tray: u64,
+    /// Each job's preemption tier from its partition or QOS; None: the default tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<SiteTiers>,
 }
 
 impl Default for SacctOptions {
@@ -48,6 +52,7 @@ impl Default for SacctOptions {
             until: None,
             gpus_per_node: 4,
             gpus_per_tray: 4,
+            tiers: None,
         }
     }
 }
@@ -126,6 +131,9 @@ pub struct HistoryJob {
     pub segment: Option<usize>,
     pub by_gpus: bool,
     pub attempts: u32,
+    /// From its partition or QOS ([`SacctOptions::tiers`]); the default without them.
+    #[serde(skip_serializing_if = "Tier::is_default")]
+    pub tier: Tier,
 }
 
 /// What a history held and what was made of it.
@@ -143,6 +151,10 @@ pub struct History {
     pub notes: BTreeMap<Note, usize>,
     /// What the export was written in, for the summary.
     pub form: Option<Form>,
+    /// The partitions (or QOS) the export's jobs carry, gathered only for a tier rule: what
+    /// its names are checked against.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub tier_names: BTreeSet<String>,
 }
 
 /// How an export was written.
@@ -173,6 +185,8 @@ struct Record {
     id: String,
     kind: JobKind,
     partition: Option<String>,
+    /// Kept only when the tiers are by QOS (`Collector::add` drops it otherwise).
+    qos: Option<String>,
     submit: Option<i64>,
     start: Option<i64>,
     /// `None`: no end yet.
@@ -185,14 +199,22 @@ struct Record {
     submit_line: SubmitLine,
 }
 
-/// Reads an export: a file, or stdin for `-`; text or JSON, plain or compressed.
+/// Reads an export: a file, or stdin for `-`; text or JSON, plain or compressed. A tier
+/// rule naming a partition (QOS) that no job of the export carries is an error naming it.
 pub fn read(path: &Path, opts: &SacctOptions) -> Result<History, String> {
     let name = input::name(path);
     let input = input::open(path).map_err(|e| format!("{name}: {e}"))?;
-    from_input(input, opts).map_err(|e| format!("{name}: {e}"))
+    let history = from_input(input, opts).map_err(|e| format!("{name}: {e}"))?;
+    if let Some(tiers) = &opts.tiers {
+        tiers
+            .check_found(&history.tier_names)
+            .map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(history)
 }
 
-/// [`read`] on bytes in memory.
+/// [`read`] on bytes in memory, whose every error names a line: the tier rule's names are
+/// not checked (`SiteTiers::check_found` on [`History::tier_names`] does it).
 pub fn parse(bytes: &[u8], opts: &SacctOptions) -> Result<History, SacctError> {
     let input = input::detect(Box::new(std::io::Cursor::new(bytes.to_vec())))
         .map_err(|message| SacctError { line: 1, message })?;
@@ -200,7 +222,10 @@ pub fn parse(bytes: &[u8], opts: &SacctOptions) -> Result<History, SacctError> {
 }
 
 fn from_input(mut input: input::Input, opts: &SacctOptions) -> Result<History, SacctError> {
-    let mut jobs = Collector::default();
+    let mut jobs = Collector {
+        keep_qos: opts.tiers.as_ref().is_some_and(|t| t.by == TierField::Qos),
+        ..Collector::default()
+    };
     match input.format {
         input::Format::Text => text::read(&mut input.reader, opts, &mut jobs)?,
         input::Format::Json => json::read(&mut input.reader, &mut jobs)?,
@@ -221,6 +246,8 @@ struct Collector {
     steps: usize,
     groups: Vec<Vec<Record>>,
     by_id: HashMap<String, usize>,
+    /// Whether records keep their QOS (only a tier rule by QOS reads it).
+    keep_qos: bool,
 }
 
 impl Collector {
@@ -229,7 +256,10 @@ impl Collector {
         self.steps += 1;
     }
 
-    fn add(&mut self, record: Record) {
+    fn add(&mut self, mut record: Record) {
+        if !self.keep_qos {
+            record.qos = None;
+        }
         self.records += 1;
         let next = self.groups.len();
         let slot = *self.by_id.entry(record.id.clone()).or_insert(next);
@@ -246,6 +276,18 @@ impl Collector {
             read: self.groups.len(),
             ..History::default()
         };
+        if let Some(tiers) = &opts.tiers {
+            for name in self
+                .groups
+                .iter()
+                .flatten()
+                .filter_map(|r| r.tier_name(tiers.by))
+            {
+                if !history.tier_names.contains(name) {
+                    history.tier_names.insert(name.to_string());
+                }
+            }
+        }
         for group in &self.groups {
             match job(group, opts, &mut history.notes) {
                 Ok(j) => history.jobs.push(j),
@@ -254,6 +296,17 @@ impl Collector {
         }
         history.jobs.sort_by_key(|j| j.submit);
         history
+    }
+}
+
+impl Record {
+    /// Its partition or QOS, as `by` names tiers (an empty field names none).
+    fn tier_name(&self, by: TierField) -> Option<&str> {
+        let name = match by {
+            TierField::Partition => self.partition.as_deref(),
+            TierField::Qos => self.qos.as_deref(),
+        };
+        name.filter(|n| !n.is_empty())
     }
 }
 
@@ -346,6 +399,10 @@ fn job(
     if by_gpus {
         note(Note::SizedByGpus);
     }
+    let tier = opts
+        .tiers
+        .as_ref()
+        .map_or_else(Tier::default, |t| t.tier_of(final_run.tier_name(t.by)));
     Ok(HistoryJob {
         id: final_run.id.clone(),
         submit,
@@ -356,6 +413,7 @@ fn job(
         segment,
         by_gpus,
         attempts,
+        tier,
     })
 }
 
@@ -412,7 +470,7 @@ impl History {
                     class: Default::default(),
                     runtime,
                     limit: j.limit_s.saturating_mul(SECOND).max(runtime),
-                    tier: Default::default(),
+                    tier: j.tier,
                 }
             })
             .collect()

@@ -2,6 +2,8 @@ use std::io::Write;
 
 use super::*;
 
+mod tiers;
+
 const HEADER: &str = "JobID|JobIDRaw|Partition|Submit|Start|End|ElapsedRaw|TimelimitRaw|State|NNodes|AllocTRES|ReqTRES|Restarts|SubmitLine";
 
 fn export(rows: &[&str]) -> Vec<u8> {

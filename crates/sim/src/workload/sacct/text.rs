@@ -7,7 +7,7 @@ use std::io::BufRead;
 use super::fields::{
     duration, job_kind, limit, seconds, timestamp, tres_gpus, Field, Header, JobKind, SubmitLine,
 };
-use super::{Collector, Record, SacctError, SacctOptions};
+use super::{Collector, Record, SacctError, SacctOptions, TierField};
 
 /// Every record of a text export into `jobs`.
 pub(super) fn read(
@@ -45,6 +45,19 @@ pub(super) fn read(
                     return Err(at(
                         "--partition needs the Partition field in the export".into()
                     ));
+                }
+                if let Some(by) = opts.tiers.as_ref().map(|t| t.by) {
+                    let field = match by {
+                        TierField::Partition => Field::Partition,
+                        TierField::Qos => Field::Qos,
+                    };
+                    if !h.has(field) {
+                        return Err(at(format!(
+                            "{} needs the {} field in the export (add it to sacct's --format)",
+                            by.flag(),
+                            field.name()
+                        )));
+                    }
                 }
                 header = Some(h);
             }
@@ -112,6 +125,7 @@ fn record(h: &Header, text: &str) -> Result<Option<Record>, String> {
         id,
         kind,
         partition: get(Field::Partition).map(String::from),
+        qos: get(Field::Qos).filter(|q| !q.is_empty()).map(String::from),
         submit,
         start,
         ran_s,
