@@ -68,6 +68,8 @@
 #   PACKAGE []                the topology-nvl72 .deb (scripts/package.sh) to install with dpkg in
 #                             the chroot instead of copying PLUGIN (plugin + /usr/bin/nvl72);
 #                             not with SLURM_PREFIX
+#   WAIT_NODES [1]            0 = return once every daemon runs, without waiting for the nodes to
+#                             be up (the chaos storm restarts daemons while it keeps trays down)
 #   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it;
 #                             "none": no topology.toml (nvl72 then reads topology.conf's BlockName=)
 #   EXTRA_CONF []             text appended to slurm.conf
@@ -130,7 +132,8 @@ if [ -n "$SLURM_PREFIX" ]; then
     SLURM_VERSION=$PREFIX_VERSION
     # Ports clear of the Debian labs (6817/17000/17900, 6827/18000/18900), scripts/sched-cost.sh
     # (6837, 6847; 30000+, 31000+), nvl72 replay (6857-6878; 20000-25999), valgrind-storm.sh
-    # (6917, 27000, 27900), and below the ephemeral range (32768).
+    # (6917, 27000, 27900), the chaos storms (6947/15000, 6957/14000), and below the ephemeral
+    # range (32768).
     case $SLURM_SERIES in
         25.05) DEF_CTLD_PORT=6887; DEF_PORT0=19000; DEF_CPU_PORT0=19900 ;;
         25.11) DEF_CTLD_PORT=6897; DEF_PORT0=28000; DEF_CPU_PORT0=28900 ;;
@@ -178,6 +181,7 @@ DBD_WAIT=${DBD_WAIT:-60}
 CLOUD=${CLOUD:-0}
 ROOTFS_FROM=${ROOTFS_FROM:-}
 WAIT=${WAIT:-120}
+WAIT_NODES=${WAIT_NODES:-1}
 CTLD_WRAP=${CTLD_WRAP:-}
 CTLD_WAIT=${CTLD_WAIT:-30}
 BACKUP_CTLD=${BACKUP_CTLD:-0}
@@ -237,6 +241,7 @@ GBW=3                                       # name width: gb001.., gb0001.. or g
 [ "$NNODES" -le 9999 ] || GBW=5
 case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1 (got '$CLOUD')" ;; esac
 case $ACCOUNTING in 0|1) ;; *) die "ACCOUNTING must be 0 or 1 (got '$ACCOUNTING')" ;; esac
+case $WAIT_NODES in 0|1) ;; *) die "WAIT_NODES must be 0 or 1 (got '$WAIT_NODES')" ;; esac
 [ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
 NTOTAL=$((NNODES + CPU_NODES))
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
@@ -1030,7 +1035,7 @@ dead_slurmd() {
 }
 end=$(( $(date +%s) + WAIT ))
 next_check=$(( $(date +%s) + 3 ))
-while :; do
+while [ "$WAIT_NODES" = 1 ]; do
     alive "$VAR/run/slurmctld.pid" || ctld_fail "slurmctld died"
     if [ "$(date +%s)" -ge "$next_check" ]; then
         n=$(dead_slurmd)
@@ -1055,5 +1060,9 @@ while :; do
     fi
     sleep 0.5
 done
-log "all $NTOTAL nodes up (TOPO=$TOPO, $RACKS racks x $NPR + $CPU_NODES cpu); clients: $LAB_SCRIPTS/sl sinfo"
-in_root sinfo
+if [ "$WAIT_NODES" = 1 ]; then
+    log "all $NTOTAL nodes up (TOPO=$TOPO, $RACKS racks x $NPR + $CPU_NODES cpu); clients: $LAB_SCRIPTS/sl sinfo"
+    in_root sinfo
+else
+    log "daemons running (WAIT_NODES=0: nodes not waited for)"
+fi

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use nvl72_engine::hostlist;
 
+pub mod chaos;
+mod controllers;
 mod env;
 mod nodes;
 mod topology_file;

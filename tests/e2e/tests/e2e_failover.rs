@@ -85,22 +85,6 @@ impl Drop for Down<'_> {
     }
 }
 
-/// The backup's pid while it is alive in this lab's chroot.
-fn backup_pid(lab: &Lab) -> Option<u32> {
-    lab.live_pid(&lab.dir.join("var/ctl2/run/slurmctld.pid"))
-}
-
-fn backup_log(lab: &Lab) -> String {
-    std::fs::read_to_string(lab.dir.join("var/ctl2/log/slurmctld.log")).unwrap_or_default()
-}
-
-/// `scontrol ping` says the controller named `ctl` is UP and squeue answers.
-fn in_control(lab: &Lab, ctl: &str) -> bool {
-    let ping = lab.sl(&["scontrol", "ping"]);
-    String::from_utf8_lossy(&ping.stdout).contains(&format!("at {ctl} is UP"))
-        && lab.sl(&["squeue", "-h"]).status.success()
-}
-
 /// What every job holds: state and nodes, each node's cores and GPU indices, and the
 /// allocation of the tray two jobs share.
 fn held(lab: &Lab, jobs: &[u32]) -> Vec<String> {
@@ -141,27 +125,27 @@ fn failover_and_back_twice_moves_and_loses_nothing() {
     // 1. The primary dies; the backup takes over.
     lab.wait_until_saved(&jobs, "failover-1");
     let before = held(&lab, &jobs);
-    let from = backup_log(&lab).len();
+    let from = lab.backup_log().len();
     lab.kill_ctld();
-    lab.wait_up_to(120, "ctl2 in control", || in_control(&lab, "ctl2"));
+    lab.wait_up_to(120, "ctl2 in control", || lab.in_control("ctl2"));
     assert_eq!(held(&lab, &jobs), before, "after the takeover");
-    assert!(backup_log(&lab)[from..].contains(LOADED));
+    assert!(lab.backup_log()[from..].contains(LOADED));
 
     // 2. A reconfigure on the backup: a new ctl2 process, born with
     //    SLURMCTLD_RECONF_PARENT_FD in its environment.
-    let from = backup_log(&lab).len();
+    let from = lab.backup_log().len();
     lab.run(&["scontrol", "reconfigure"]);
     lab.wait_up_to(120, "the reconfigured backup", || {
-        backup_log(&lab)[from..].contains(LOADED) && in_control(&lab, "ctl2")
+        lab.backup_log()[from..].contains(LOADED) && lab.in_control("ctl2")
     });
     assert_eq!(held(&lab, &jobs), before, "after the backup's reconfigure");
-    let reborn = backup_pid(&lab).expect("ctl2 runs");
+    let reborn = lab.backup_pid().expect("ctl2 runs");
 
     // 3. The primary returns and takes control back; ctl2 goes back to standby.
     up(&lab, &ports, &[]);
-    lab.wait_up_to(120, "ctl1 in control", || in_control(&lab, "ctl1"));
+    lab.wait_up_to(120, "ctl1 in control", || lab.in_control("ctl1"));
     assert_eq!(held(&lab, &jobs), before, "after the primary returned");
-    assert_eq!(backup_pid(&lab), Some(reborn), "ctl2 restarted");
+    assert_eq!(lab.backup_pid(), Some(reborn), "ctl2 restarted");
 
     // Each controller left a copy of the racks it loaded in StateSaveLocation; `nvl72 check`
     // compares the file with them: nothing to say now, a warning per controller once the
@@ -207,13 +191,13 @@ fn failover_and_back_twice_moves_and_loses_nothing() {
     std::fs::write(&path, good.replacen("gb[019-036]", "gb[019-036", 1)).unwrap();
     lab.wait_until_saved(&jobs, "failover-2");
     let before = held(&lab, &jobs);
-    let from = backup_log(&lab).len();
+    let from = lab.backup_log().len();
     lab.kill_ctld();
     lab.wait_up_to(120, "ctl2 in control again", || {
-        backup_pid(&lab).is_some() && in_control(&lab, "ctl2")
+        lab.backup_pid().is_some() && lab.in_control("ctl2")
     });
-    let log = backup_log(&lab)[from..].to_string();
-    let taker = backup_pid(&lab);
+    let log = lab.backup_log()[from..].to_string();
+    let taker = lab.backup_pid();
     let after = held(&lab, &jobs);
     let topology = lab.run(&["scontrol", "show", "topology"]);
     std::fs::write(&path, &good).unwrap();

@@ -1,0 +1,648 @@
+//! Chaos with invariants (issue 53): from a seed, a random sequence of every admin operation
+//! and fault ([`ops`]) against a real lab with two controllers, and after every step the
+//! invariants ([`invariants`]) read from Slurm's own records. A violation stops the storm
+//! and reports the seed, the step, the journal of operations and Slurm's state; the same
+//! seed replays the same operations (their effects still race with Slurm's own timing).
+
+pub mod invariants;
+pub mod ops;
+pub mod records;
+pub mod requests;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::{Lab, TRAYS};
+use nvl72_engine::hostlist;
+use ops::Op;
+use requests::{Request, Rule};
+
+/// How the storm starts whichever daemon is not running: lab-up.sh with the lab's own
+/// settings and the extra variables given (the storm passes the racks in force as
+/// `TOPOLOGY_TOML` and `WAIT_NODES=0`, since it keeps trays down on purpose).
+pub type Up<'a> = &'a dyn Fn(&[(&str, &str)]);
+
+/// What one storm did, for the test's report and docs/notebook/soak.md.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub seed: u64,
+    pub steps: usize,
+    pub accepted: usize,
+    pub refused: usize,
+    /// Per operation: how many, and milliseconds spent in them.
+    pub ops: BTreeMap<&'static str, (usize, u64)>,
+    pub checks: usize,
+    pub seconds: u64,
+}
+
+pub struct Storm<'a> {
+    lab: &'a Lab,
+    up: Up<'a>,
+    seed: u64,
+    rng: ChaCha8Rng,
+    exclusive_topo: bool,
+    /// The racks of the file in force: (name, trays), in file order.
+    racks: Vec<(String, Vec<String>)>,
+    accepted: BTreeSet<u32>,
+    rules: HashMap<u32, Rule>,
+    cancelled: BTreeSet<u32>,
+    refused: usize,
+    pending: Vec<u32>,
+    running: Vec<(u32, String)>,
+    /// Trays nothing runs on at the last check.
+    free: Vec<String>,
+    out_of_service: Vec<String>,
+    dynamic: Vec<String>,
+    made_nodes: usize,
+    journal: Vec<String>,
+    logs_from: [usize; 2],
+    /// Plugin error lines expected (a refused topology file), each for so many more checks.
+    expected_errors: Vec<(&'static str, usize)>,
+    last_change: SystemTime,
+    summary: Summary,
+}
+
+impl<'a> Storm<'a> {
+    /// A storm over `lab` (running, racks of 18 trays `gb001..` as lab-up.sh names them).
+    pub fn new(lab: &'a Lab, up: Up<'a>, seed: u64, racks: usize) -> Self {
+        let racks = (0..racks)
+            .map(|r| {
+                let trays = (r * TRAYS + 1..=(r + 1) * TRAYS).map(|i| format!("gb{i:03}"));
+                (format!("rack{}", r + 1), trays.collect())
+            })
+            .collect();
+        Storm {
+            lab,
+            up,
+            seed,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            exclusive_topo: crate::slurm_series() != "24.11",
+            racks,
+            accepted: BTreeSet::new(),
+            rules: HashMap::new(),
+            cancelled: BTreeSet::new(),
+            refused: 0,
+            pending: Vec::new(),
+            running: Vec::new(),
+            free: Vec::new(),
+            out_of_service: Vec::new(),
+            dynamic: Vec::new(),
+            made_nodes: 0,
+            journal: Vec::new(),
+            logs_from: [0, 0],
+            expected_errors: Vec::new(),
+            last_change: SystemTime::now(),
+            summary: Summary {
+                seed,
+                ..Summary::default()
+            },
+        }
+    }
+
+    /// Runs `steps` operations, checking every invariant after each; panics with the report
+    /// on the first violation. Ends with every tray back in service and every job ended.
+    pub fn run(mut self, steps: usize) -> Summary {
+        let started = Instant::now();
+        self.logs_from = self.log_lengths();
+        self.check(0);
+        for step in 1..=steps {
+            let op = ops::draw(&mut self.rng, self.racks.len(), self.exclusive_topo);
+            let pause = Duration::from_millis(self.rng.gen_range(0..1500));
+            self.journal.push(format!("{step}: {}", op.describe()));
+            self.apply(op);
+            self.check(step);
+            std::thread::sleep(pause);
+        }
+        self.wind_down(steps);
+        self.summary.steps = steps;
+        self.summary.accepted = self.accepted.len();
+        self.summary.refused = self.refused;
+        self.summary.seconds = started.elapsed().as_secs();
+        self.summary
+    }
+
+    fn apply(&mut self, op: Op) {
+        let name = match &op {
+            Op::Submit(_) => "submit",
+            Op::Cancel { .. } => "cancel",
+            Op::Resize { .. } => "resize pending",
+            Op::Switches { .. } => "switches on pending",
+            Op::Drain { .. } => "drain",
+            Op::Down { .. } => "down",
+            Op::Resume { .. } => "resume",
+            Op::KillSlurmd { .. } => "kill slurmd",
+            Op::Reconfigure => "reconfigure",
+            Op::ReorderRacks { .. } => "racks reordered",
+            Op::WrongRacks { .. } => "wrong racks file",
+            Op::MoveHeldTray { .. } => "held tray moved",
+            Op::SwapFreeTrays { .. } => "free trays swapped",
+            Op::KillPrimary => "kill -9 primary",
+            Op::Takeover => "takeover",
+            Op::CreateNode => "create node",
+            Op::DeleteNode { .. } => "delete node",
+        };
+        let started = Instant::now();
+        self.apply_op(op);
+        let entry = self.summary.ops.entry(name).or_default();
+        entry.0 += 1;
+        entry.1 += started.elapsed().as_millis() as u64;
+    }
+
+    fn apply_op(&mut self, op: Op) {
+        let edits_racks = matches!(
+            op,
+            Op::ReorderRacks { .. }
+                | Op::WrongRacks { .. }
+                | Op::MoveHeldTray { .. }
+                | Op::SwapFreeTrays { .. }
+        );
+        if edits_racks && crate::topo_under_test() != "nvl72" {
+            // Without the plugin there is no topology.toml: the storm goes on without edits.
+            self.journal.push("   skipped: no topology.toml".into());
+            return;
+        }
+        match op {
+            Op::Submit(request) => self.submit(request),
+            Op::Cancel { pick } => {
+                let live: Vec<u32> = self
+                    .pending
+                    .iter()
+                    .copied()
+                    .chain(self.running.iter().map(|r| r.0))
+                    .collect();
+                if let Some(&job) = nth(&live, pick) {
+                    self.cancelled.insert(job);
+                    self.client(&["scancel", &job.to_string()]);
+                }
+            }
+            Op::Resize { pick, trays } => {
+                if let Some(&job) = nth(&self.pending, pick) {
+                    let nodes = format!("NumNodes={trays}");
+                    self.client(&["scontrol", "update", &format!("jobid={job}"), &nodes]);
+                }
+            }
+            Op::Switches { pick } => {
+                if let Some(&job) = nth(&self.pending, pick) {
+                    let job = format!("jobid={job}");
+                    self.client(&["scontrol", "update", &job, "Switches=1@0:20"]);
+                }
+            }
+            Op::Drain { tray } => self.take_out(tray, "drain"),
+            Op::Down { tray } => self.take_out(tray, "down"),
+            Op::Resume { pick } => {
+                if !self.out_of_service.is_empty() {
+                    let at = pick % self.out_of_service.len();
+                    let node = self.out_of_service.remove(at);
+                    let node = format!("nodename={node}");
+                    self.client(&["scontrol", "update", &node, "state=resume"]);
+                }
+            }
+            Op::KillSlurmd { tray } => self.kill_slurmd(tray),
+            Op::Reconfigure => self.reconfigure(),
+            Op::ReorderRacks { order } => {
+                let racks = order.iter().map(|&r| self.racks[r].clone()).collect();
+                self.edit_racks(racks, true);
+            }
+            Op::WrongRacks { kind } => self.wrong_racks(kind),
+            Op::MoveHeldTray { pick } => self.move_held_tray(pick),
+            Op::SwapFreeTrays { pick } => self.swap_free_trays(pick),
+            Op::KillPrimary => {
+                self.wait_state_saved();
+                self.lab.kill_ctld();
+                self.back_to_primary();
+            }
+            Op::Takeover => {
+                self.client(&["scontrol", "takeover"]);
+                self.back_to_primary();
+            }
+            Op::CreateNode => {
+                self.made_nodes += 1;
+                let node = format!("chaos{}", self.made_nodes);
+                let name = format!("NodeName={node}");
+                if self.client(&["scontrol", "create", &name, "State=FUTURE", "CPUs=4"]) {
+                    self.dynamic.push(node);
+                }
+            }
+            Op::DeleteNode { pick } => {
+                if !self.dynamic.is_empty() {
+                    let node = self.dynamic.remove(pick % self.dynamic.len());
+                    self.client(&["scontrol", "delete", &format!("NodeName={node}")]);
+                }
+            }
+        }
+    }
+
+    fn submit(&mut self, request: Request) {
+        let mut args = vec!["sbatch", "--parsable"];
+        args.extend(request.args.iter().map(String::as_str));
+        let out = self.lab.sl(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let id = stdout.trim().split(';').next().and_then(|s| s.parse().ok());
+        match id.filter(|_| out.status.success()) {
+            Some(id) => {
+                self.accepted.insert(id);
+                self.rules.insert(id, request.rule);
+                self.last_change = SystemTime::now();
+            }
+            None => {
+                let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                assert!(
+                    !said.is_empty(),
+                    "{}",
+                    self.report(&format!("sbatch refused without a message: {args:?}"))
+                );
+                self.journal.push(format!("   refused: {said}"));
+                self.refused += 1;
+            }
+        }
+    }
+
+    /// Drains or downs the tray (`state`), unless the storm has it out of service already.
+    fn take_out(&mut self, tray: usize, state: &str) {
+        let node = tray_name(tray);
+        if self.out_of_service.contains(&node) {
+            return;
+        }
+        let update = format!("nodename={node}");
+        let state = format!("state={state}");
+        if self.client(&["scontrol", "update", &update, &state, "reason=chaos"]) {
+            self.out_of_service.push(node);
+        }
+    }
+
+    fn kill_slurmd(&mut self, tray: usize) {
+        let node = tray_name(tray);
+        let pid_file = self.lab.dir.join(format!("var/run/slurmd-{node}.pid"));
+        if let Some(pid) = self.lab.live_pid(&pid_file) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            self.lab.wait_for("the killed slurmd to be gone", || {
+                self.lab.live_pid(&pid_file).is_none()
+            });
+        }
+        self.start_missing_daemons();
+    }
+
+    fn reconfigure(&mut self) {
+        self.client(&["scontrol", "reconfigure"]);
+        self.lab.wait_ctld_after_reconfigure(180);
+    }
+
+    /// Writes `racks` as the topology file and reconfigures. `valid`: the file must take
+    /// effect; otherwise it must be refused whole, and the old file goes back.
+    fn edit_racks(&mut self, racks: Vec<(String, Vec<String>)>, valid: bool) {
+        let good = self.lab.write_racks(&borrow(&rack_lists(&racks)));
+        if valid {
+            self.racks = racks;
+        } else {
+            self.expect_error("reconfigure refused");
+        }
+        self.reconfigure();
+        if !valid {
+            std::fs::write(self.lab.etc("topology.toml"), good).expect("topology.toml back");
+        }
+    }
+
+    /// A file with one valid change (rack1's last tray swapped with rack2's first) and one
+    /// error of `kind`: an unknown node, a syntax error, a tray in two racks, a 19th tray.
+    fn wrong_racks(&mut self, kind: usize) {
+        let mut racks = self.racks.clone();
+        if racks.len() < 2 || racks[1].1.is_empty() {
+            return;
+        }
+        let (a, b) = (racks[0].1.last().cloned(), racks[1].1.first().cloned());
+        if let (Some(a), Some(b)) = (a, b) {
+            swap(&mut racks, &a, &b);
+        }
+        let last = racks[1].1.len() - 1;
+        match kind {
+            0 => racks[1].1[last] = "gb999".into(),
+            1 => racks[1].0 = "rack\"broken".into(),
+            2 => racks[1].1[last] = racks[0].1[0].clone(),
+            _ => racks[1].1.push("gb999".into()),
+        }
+        self.edit_racks(racks, false);
+    }
+
+    /// Swaps a running job's tray with one of the next rack: refused while the job holds it.
+    /// If Slurm takes the file, the job must have ended before the reconfigure.
+    fn move_held_tray(&mut self, pick: usize) {
+        let Some((job, tray)) = nth(&self.running, pick).cloned() else {
+            return;
+        };
+        let Some(from) = self.racks.iter().position(|(_, t)| t.contains(&tray)) else {
+            return;
+        };
+        let next = &self.racks[(from + 1) % self.racks.len()].1;
+        let Some(other) = nth(next, pick).cloned() else {
+            return;
+        };
+        self.journal
+            .push(format!("   job {job} holds {tray}; swap with {other}"));
+        if self.swap_trays(&tray, &other) && self.lab.state(job) == "RUNNING" {
+            panic!(
+                "{}",
+                self.report(&format!("{tray} changed racks while job {job} runs on it"))
+            );
+        }
+    }
+
+    /// Swaps two trays that were free at the last check, in different racks: valid unless a
+    /// job took one meanwhile.
+    fn swap_free_trays(&mut self, pick: usize) {
+        let rack = |t: &String| rack_map(&self.racks).get(t).cloned();
+        let Some(a) = nth(&self.free, pick).cloned() else {
+            return;
+        };
+        let others: Vec<String> = self
+            .free
+            .iter()
+            .filter(|t| rack(t) != rack(&a))
+            .cloned()
+            .collect();
+        let Some(b) = nth(&others, pick / 7).cloned() else {
+            return;
+        };
+        self.journal.push(format!("   swap {a} with {b}"));
+        self.swap_trays(&a, &b);
+    }
+
+    /// Writes the racks with `a` and `b` swapped and reconfigures; returns whether Slurm took
+    /// the file. When it refused, the file goes back.
+    fn swap_trays(&mut self, a: &str, b: &str) -> bool {
+        let before = self.racks.clone();
+        let mut racks = before.clone();
+        swap(&mut racks, a, b);
+        self.expect_error("reconfigure refused");
+        self.edit_racks(racks, true);
+        let now = self.read(&["scontrol", "show", "topology"], records::racks_in_force);
+        let taken = now != rack_map(&before);
+        if !taken {
+            self.journal.push("   refused: the racks stay".into());
+            let lists = rack_lists(&before);
+            self.lab.write_racks(&borrow(&lists));
+            self.racks = before;
+        }
+        taken
+    }
+
+    /// After the primary stopped: the backup takes control, the primary is started again and
+    /// takes it back.
+    fn back_to_primary(&mut self) {
+        self.lab
+            .wait_up_to(120, "the backup in control", || self.lab.in_control("ctl2"));
+        self.start_missing_daemons();
+        self.lab
+            .wait_up_to(180, "the primary in control again", || {
+                self.lab.in_control("ctl1")
+            });
+    }
+
+    fn start_missing_daemons(&self) {
+        let Some(path) = self.racks_file_copy() else {
+            return (self.up)(&[("WAIT_NODES", "0")]);
+        };
+        (self.up)(&[
+            ("WAIT_NODES", "0"),
+            ("TOPOLOGY_TOML", path.to_str().expect("utf-8 path")),
+        ]);
+    }
+
+    /// A copy of the topology file in force, for lab-up.sh to install unchanged (none
+    /// without the plugin).
+    fn racks_file_copy(&self) -> Option<PathBuf> {
+        let copy = self.lab.dir.join("chaos-topology.toml");
+        std::fs::copy(self.lab.etc("topology.toml"), &copy).ok()?;
+        Some(copy)
+    }
+
+    /// Waits until slurmctld saved its job state after the last accepted submission, so that
+    /// a `kill -9` loses no job Slurm has acknowledged (that window is Slurm's, not the
+    /// plugin's: it answers sbatch before it saves).
+    fn wait_state_saved(&self) {
+        let file = self.lab.state_file("job_state");
+        let since = self.last_change;
+        self.lab
+            .wait_up_to(60, "job_state saved after the last submission", || {
+                std::fs::metadata(&file)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|m| m > since + Duration::from_secs(1))
+            });
+    }
+
+    /// Runs a client command; a refusal is journaled (the storm draws operations Slurm may
+    /// refuse, such as resizing a job that just started), never a violation by itself.
+    fn client(&mut self, args: &[&str]) -> bool {
+        let out = self.lab.sl(args);
+        if !out.status.success() {
+            let said = String::from_utf8_lossy(&out.stderr);
+            self.journal.push(format!("   refused: {}", said.trim()));
+        } else {
+            self.last_change = SystemTime::now();
+        }
+        out.status.success()
+    }
+
+    fn log_lengths(&self) -> [usize; 2] {
+        [self.lab.ctld_log_len(), self.lab.backup_log().len()]
+    }
+
+    /// Every invariant, from Slurm's records now; panics with the report on a violation.
+    fn check(&mut self, step: usize) {
+        self.summary.checks += 1;
+        let mut found = Vec::new();
+        if !self.lab.ctld_up() {
+            self.lab
+                .wait_up_to(120, "a controller answering", || self.lab.ctld_up());
+        }
+        let jobs = self.read(&["scontrol", "show", "job", "-d"], records::job_records);
+        let nodes = records::node_records(&self.lab.run(&["scontrol", "-o", "show", "node"]));
+        let queue = records::queue_lines(
+            &self
+                .lab
+                .run(&["squeue", "-h", "-t", "all", "-o", "%i|%T|%r"]),
+        );
+        let mut rack_of = self.read(&["scontrol", "show", "topology"], records::racks_in_force);
+        if crate::topo_under_test() == "none" {
+            // Slurm without a topology plugin knows no racks: judge it by the lab's.
+            rack_of = rack_map(&self.racks);
+        }
+        found.extend(invariants::nothing_double_booked(&jobs, &nodes));
+        found.extend(invariants::inside_allowed_racks(
+            &jobs,
+            &self.rules,
+            &rack_of,
+        ));
+        found.extend(invariants::every_job_accounted_for(
+            &self.accepted,
+            &self.cancelled,
+            &queue,
+        ));
+        found.extend(self.racks_whole(&rack_of));
+        found.extend(self.plugin_errors());
+        if !found.is_empty() {
+            panic!(
+                "{}",
+                self.report(&format!("step {step}: {}", found.join("; ")))
+            );
+        }
+        self.pending = jobs
+            .iter()
+            .filter(|j| j.state == "PENDING" && self.accepted.contains(&j.submitted_as))
+            .map(|j| j.submitted_as)
+            .collect();
+        self.free = nodes
+            .iter()
+            .filter(|n| n.name.starts_with("gb") && n.cpus_given == 0)
+            .map(|n| n.name.clone())
+            .collect();
+        self.running = jobs
+            .iter()
+            .filter(|j| j.state == "RUNNING" && self.accepted.contains(&j.submitted_as))
+            .filter_map(|j| Some((j.submitted_as, j.nodes.first()?.clone())))
+            .collect();
+    }
+
+    fn read<T>(&self, args: &[&str], parse: impl Fn(&str) -> Result<T, String>) -> T {
+        let text = self.lab.run(args);
+        parse(&text).unwrap_or_else(|e| panic!("{}", self.report(&format!("{args:?}: {e}"))))
+    }
+
+    /// The racks in force are those of the file the storm last made valid: whole, never a
+    /// mix of it and a refused one.
+    fn racks_whole(&self, rack_of: &BTreeMap<String, String>) -> Vec<String> {
+        if *rack_of == rack_map(&self.racks) {
+            return Vec::new();
+        }
+        vec![format!(
+            "racks in force {rack_of:?} are not the file's {:?}",
+            self.racks
+        )]
+    }
+
+    /// Lets this step and the next check see `line` in a plugin error (a refused file: the
+    /// reconfigure's child may log it after slurmctld answers again).
+    fn expect_error(&mut self, line: &'static str) {
+        self.expected_errors.push((line, 2));
+    }
+
+    /// Plugin error and fatal lines in either controller's log since the last check, beyond
+    /// those the step expected.
+    fn plugin_errors(&mut self) -> Vec<String> {
+        let now = self.log_lengths();
+        let logs = [self.lab.log("slurmctld.log"), self.lab.backup_log()];
+        let mut found = Vec::new();
+        for (log, from) in logs.iter().zip(self.logs_from) {
+            let new = log.get(from.min(log.len())..).unwrap_or_default();
+            for line in new.lines() {
+                let plugin = line.contains("topology/nvl72") || line.contains("panicked");
+                let bad =
+                    line.contains("error") || line.contains("fatal") || line.contains("panic");
+                let expected = self.expected_errors.iter().any(|(e, _)| line.contains(e));
+                if plugin && bad && !expected {
+                    found.push(line.to_string());
+                }
+            }
+        }
+        self.logs_from = now;
+        for (_, checks) in &mut self.expected_errors {
+            *checks -= 1;
+        }
+        self.expected_errors.retain(|(_, checks)| *checks > 0);
+        found
+    }
+
+    /// Every tray back in service; the jobs still queued are left to run or are cancelled,
+    /// and each is accounted for once more.
+    fn wind_down(&mut self, steps: usize) {
+        for node in std::mem::take(&mut self.out_of_service) {
+            self.client(&[
+                "scontrol",
+                "update",
+                &format!("nodename={node}"),
+                "state=resume",
+            ]);
+        }
+        self.check(steps + 1);
+        let live: Vec<u32> = self
+            .pending
+            .iter()
+            .copied()
+            .chain(self.running.iter().map(|r| r.0))
+            .collect();
+        self.cancelled.extend(self.accepted.iter().copied());
+        for job in live {
+            self.client(&["scancel", &job.to_string()]);
+        }
+        self.lab.wait_up_to(120, "every job ended", || {
+            self.lab
+                .run(&["squeue", "-h", "-o", "%i"])
+                .trim()
+                .is_empty()
+        });
+        self.check(steps + 2);
+    }
+
+    /// The violation report: seed, the journal's tail and Slurm's queue.
+    fn report(&self, what: &str) -> String {
+        let tail = self.journal.len().saturating_sub(40);
+        format!(
+            "chaos seed {} violated: {what}\nreplay: CHAOS_SEEDS={} (scripts/chaos.sh)\n\
+             last operations:\n{}\n{}",
+            self.seed,
+            self.seed,
+            self.journal[tail..].join("\n"),
+            self.lab.diagnostics()
+        )
+    }
+}
+
+/// Swaps trays `a` and `b` in the racks, each keeping the other's place.
+fn swap(racks: &mut [(String, Vec<String>)], a: &str, b: &str) {
+    for (_, trays) in racks.iter_mut() {
+        for t in trays.iter_mut() {
+            if t == a {
+                *t = b.to_string();
+            } else if t == b {
+                *t = a.to_string();
+            }
+        }
+    }
+}
+
+/// Tray name to rack name.
+fn rack_map(racks: &[(String, Vec<String>)]) -> BTreeMap<String, String> {
+    racks
+        .iter()
+        .flat_map(|(name, trays)| trays.iter().map(move |t| (t.clone(), name.clone())))
+        .collect()
+}
+
+/// (name, host list) per rack, as topology.toml says them.
+fn rack_lists(racks: &[(String, Vec<String>)]) -> Vec<(String, String)> {
+    racks
+        .iter()
+        .map(|(name, trays)| (name.clone(), hostlist::compress(trays)))
+        .collect()
+}
+
+fn borrow(lists: &[(String, String)]) -> Vec<(&str, &str)> {
+    lists
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect()
+}
+
+/// The `pick`-th item, wrapping: how a drawn operation names one of the live jobs.
+fn nth<T>(items: &[T], pick: usize) -> Option<&T> {
+    (!items.is_empty()).then(|| &items[pick % items.len()])
+}
+
+/// lab-up.sh's name of the 0-based tray (`gb001`).
+fn tray_name(tray: usize) -> String {
+    format!("gb{:03}", tray + 1)
+}

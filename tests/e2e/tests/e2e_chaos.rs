@@ -1,0 +1,142 @@
+//! Chaos with invariants (issue 53): seeded storms of every admin operation and fault against
+//! a lab with two controllers, each invariant checked from Slurm's records after every step
+//! (`nvl72_e2e::chaos`). The test command runs a short storm per series; `scripts/chaos.sh`
+//! runs long ones (`CHAOS_SEEDS`, `CHAOS_STEPS`), and a failing seed replays with the same
+//! operations.
+//!
+//! Its own lab folder (`/var/tmp/nvl72-chaos-<series>`, 3 racks, no cpu nodes, its own
+//! ports, a copy of the main lab's rootfs) with lab-up.sh's `BACKUP_CTLD=1`, the preemption
+//! tiers (partitions `low` and `high` over every tray), `MaxNodeCount` room for dynamic nodes
+//! and `MinJobAge` long enough that every job the storm submitted stays in Slurm's records.
+//!
+//! What fails without the plugin: with topology/block or none, jobs that fit one rack are
+//! spread over two (the rack invariant), and a wrong topology file is never refused (block
+//! has no such file). The other invariants are Slurm's own promises, which the plugin must
+//! not break; stock Slurm keeps them too.
+
+use nvl72_e2e as lab;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use lab::chaos::Storm;
+use lab::Lab;
+
+const RACKS: usize = 3;
+
+/// The storms of the test command: (seed, steps) per series.
+fn default_storms(series: &str) -> Vec<(u64, usize)> {
+    match series {
+        "24.11" => vec![(1, 100)],
+        _ => vec![(2, 100)],
+    }
+}
+
+fn chaos_lab() -> (Lab, Vec<(&'static str, String)>) {
+    let series = lab::slurm_series();
+    let (ctld, port0) = match series.as_str() {
+        "24.11" => ("6947", "15000"),
+        _ => ("6957", "14000"),
+    };
+    let dir = PathBuf::from(format!("/var/tmp/nvl72-chaos-{series}"));
+    let imex = if series == "24.11" {
+        ""
+    } else {
+        "SwitchType=switch/nvidia_imex\n"
+    };
+    let extra = format!(
+        "{imex}PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+JobRequeue=1
+MinJobAge=86400
+MaxNodeCount=70
+PartitionName=low Nodes=gb[001-054] PriorityTier=1 PreemptMode=REQUEUE MaxTime=INFINITE State=UP
+PartitionName=high Nodes=gb[001-054] PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP"
+    );
+    let env = vec![
+        ("LAB", dir.display().to_string()),
+        ("SLURM_SERIES", series.clone()),
+        ("TOPO", lab::topo_under_test()),
+        ("BACKUP_CTLD", "1".into()),
+        ("RACKS", RACKS.to_string()),
+        ("CPU_NODES", "0".into()),
+        ("ROOTFS_FROM", lab::default_lab_dir(&series)),
+        ("CTLD_PORT", ctld.into()),
+        ("PORT0", port0.into()),
+        ("EXTRA_CONF", extra),
+    ];
+    let lab = Lab {
+        repo: lab::repo(),
+        dir,
+    };
+    (lab, env)
+}
+
+/// lab-up.sh with the chaos lab's settings and `more`.
+fn up(lab: &Lab, env: &[(&str, String)], more: &[(&str, &str)]) {
+    let out = Command::new("bash")
+        .arg(lab.repo.join("scripts/lab-up.sh"))
+        .env_remove("POLICY")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .envs(more.iter().copied())
+        .output()
+        .expect("cannot run lab-up.sh");
+    assert!(
+        out.status.success(),
+        "lab-up.sh failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Stops the chaos lab when the test ends, passed or failed (CHAOS_KEEP=1 keeps it).
+struct Down<'a>(&'a Lab);
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        if std::env::var("CHAOS_KEEP").is_ok_and(|v| v == "1") {
+            return;
+        }
+        let _ = Command::new("bash")
+            .arg(self.0.repo.join("scripts/lab-down.sh"))
+            .env("LAB", &self.0.dir)
+            .env("SLURM_SERIES", lab::slurm_series())
+            .output();
+    }
+}
+
+/// `CHAOS_SEEDS=1,2,3` and `CHAOS_STEPS=N`, else the test command's storms.
+fn storms() -> Vec<(u64, usize)> {
+    let seeds = std::env::var("CHAOS_SEEDS").unwrap_or_default();
+    if seeds.trim().is_empty() {
+        return default_storms(&lab::slurm_series());
+    }
+    let steps = std::env::var("CHAOS_STEPS")
+        .ok()
+        .map(|s| s.parse().expect("CHAOS_STEPS is a number"))
+        .unwrap_or(300);
+    seeds
+        .split(',')
+        .map(|s| {
+            (
+                s.trim()
+                    .parse()
+                    .expect("CHAOS_SEEDS: numbers, comma-separated"),
+                steps,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_seeded_storm_of_operations_and_faults_breaks_no_invariant() {
+    let (lab, env) = chaos_lab();
+    let _down = Down(&lab);
+    for (seed, steps) in storms() {
+        up(&lab, &env, &[("CLEAN", "1")]);
+        let start = |more: &[(&str, &str)]| up(&lab, &env, more);
+        let summary = Storm::new(&lab, &start, seed, RACKS).run(steps);
+        eprintln!("chaos: {summary:?}");
+        assert!(summary.accepted > steps / 4, "{summary:?}");
+    }
+}
