@@ -42,12 +42,17 @@ cd "$REPO"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/tmp/nvl72-chaos-target}
 log "building the plugin and the storm for Slurm $SLURM_SERIES (in $CARGO_TARGET_DIR)"
 cargo build "${build[@]}" -p topology_nvl72 -p nvl72-cli
-cargo test "${build[@]}" -p nvl72-e2e --test e2e_chaos --no-run
+# The storm's test binary, run directly for each seed: a `cargo test` per seed would rebuild
+# it from whatever the checkout holds by then.
+storm_bin=$(cargo test "${build[@]}" -p nvl72-e2e --test e2e_chaos --no-run 2>&1 |
+    sed -n 's/.*Executable tests\/e2e_chaos.rs (\(.*\))$/\1/p' | tail -1)
+[ -x "$storm_bin" ] || die "cannot find the e2e_chaos test binary"
 
 mkdir -p "$OUT"
 # The plugin under test, a copy named by its commit (lab-up.sh restarts a lab whose plugin
 # file changed).
-export PLUGIN=$OUT/plugin-$SLURM_SERIES-$(git rev-parse --short HEAD).so
+PLUGIN=$OUT/plugin-$SLURM_SERIES-$(git rev-parse --short HEAD).so
+export PLUGIN
 cp "$CARGO_TARGET_DIR/$profile_dir/libtopology_nvl72.so" "$PLUGIN"
 log "plugin $PLUGIN ($(sha256sum "$PLUGIN" | cut -c1-12))"
 summary=$OUT/summary-$SLURM_SERIES-$(date -u +%Y%m%d-%H%M%S).txt
@@ -55,8 +60,7 @@ summary=$OUT/summary-$SLURM_SERIES-$(date -u +%Y%m%d-%H%M%S).txt
 storm() {
     local seed=$1 out=$OUT/seed-$SLURM_SERIES-$1.log
     log "seed $seed, $STEPS steps (output: $out)"
-    if CHAOS_SEEDS=$seed CHAOS_STEPS=$STEPS cargo test "${build[@]}" -p nvl72-e2e --test e2e_chaos \
-        -- --nocapture >"$out" 2>&1; then
+    if CHAOS_SEEDS=$seed CHAOS_STEPS=$STEPS "$storm_bin" --nocapture >"$out" 2>&1; then
         grep '^chaos: ' "$out" | tee -a "$summary"
     else
         grep -A60 'violated' "$out" | head -80 >&2 || tail -40 "$out" >&2

@@ -54,9 +54,6 @@ PartitionName=low Nodes=gb[001-054] PriorityTier=1 PreemptMode=REQUEUE MaxTime=I
 PartitionName=high Nodes=gb[001-054] PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP"
     );
     let env = vec![
-        ("LAB", dir.display().to_string()),
-        ("SLURM_SERIES", series.clone()),
-        ("TOPO", lab::topo_under_test()),
         ("BACKUP_CTLD", "1".into()),
         ("RACKS", RACKS.to_string()),
         ("CPU_NODES", "0".into()),
@@ -74,19 +71,10 @@ PartitionName=high Nodes=gb[001-054] PriorityTier=10 PreemptMode=OFF MaxTime=INF
 
 /// lab-up.sh with the chaos lab's settings and `more`.
 fn up(lab: &Lab, env: &[(&str, String)], more: &[(&str, &str)]) {
-    let out = Command::new("bash")
-        .arg(lab.repo.join("scripts/lab-up.sh"))
-        .env_remove("POLICY")
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .envs(more.iter().copied())
-        .output()
-        .expect("cannot run lab-up.sh");
-    assert!(
-        out.status.success(),
-        "lab-up.sh failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    all.push(("POLICY", ""));
+    all.extend_from_slice(more);
+    lab.restart_with(&all);
 }
 
 /// Stops the chaos lab when the test ends, passed or failed (CHAOS_KEEP=1 keeps it).

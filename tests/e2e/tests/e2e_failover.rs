@@ -49,27 +49,17 @@ fn extra_conf() -> &'static str {
 /// lab-up.sh for the failover lab: starts whichever controller and slurmd are not running.
 fn up(lab: &Lab, ports: &[(&str, &str)], extra: &[(&str, &str)]) {
     let from = lab::default_lab_dir(&lab::slurm_series());
-    let out = Command::new("bash")
-        .arg(lab.repo.join("scripts/lab-up.sh"))
-        .env("LAB", &lab.dir)
-        .env("SLURM_SERIES", lab::slurm_series())
-        .env("TOPO", lab::topo_under_test())
-        .env("BACKUP_CTLD", "1")
-        .env("RACKS", "3")
-        .env("CPU_NODES", "0")
-        .env("ROOTFS_FROM", from)
-        .env("EXTRA_CONF", extra_conf())
-        .env_remove("POLICY")
-        .envs(ports.iter().copied())
-        .envs(extra.iter().copied())
-        .output()
-        .expect("cannot run lab-up.sh");
-    assert!(
-        out.status.success(),
-        "lab-up.sh failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut env = vec![
+        ("BACKUP_CTLD", "1"),
+        ("RACKS", "3"),
+        ("CPU_NODES", "0"),
+        ("ROOTFS_FROM", from.as_str()),
+        ("EXTRA_CONF", extra_conf()),
+        ("POLICY", ""),
+    ];
+    env.extend_from_slice(ports);
+    env.extend_from_slice(extra);
+    lab.restart_with(&env);
 }
 
 /// Stops the failover lab when the test ends, passed or failed.

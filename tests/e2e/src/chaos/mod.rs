@@ -169,13 +169,7 @@ impl<'a> Storm<'a> {
         match op {
             Op::Submit(request) => self.submit(request),
             Op::Cancel { pick } => {
-                let live: Vec<u32> = self
-                    .pending
-                    .iter()
-                    .copied()
-                    .chain(self.running.iter().map(|r| r.0))
-                    .collect();
-                if let Some(&job) = nth(&live, pick) {
+                if let Some(&job) = nth(&self.live(), pick) {
                     self.cancelled.insert(job);
                     self.client(&["scancel", &job.to_string()]);
                 }
@@ -568,14 +562,8 @@ impl<'a> Storm<'a> {
             ]);
         }
         self.check(steps + 1);
-        let live: Vec<u32> = self
-            .pending
-            .iter()
-            .copied()
-            .chain(self.running.iter().map(|r| r.0))
-            .collect();
         self.cancelled.extend(self.accepted.iter().copied());
-        for job in live {
+        for job in self.live() {
             self.client(&["scancel", &job.to_string()]);
         }
         self.lab.wait_up_to(120, "every job ended", || {
@@ -585,6 +573,12 @@ impl<'a> Storm<'a> {
                 .is_empty()
         });
         self.check(steps + 2);
+    }
+
+    /// The jobs the storm submitted that were pending or running at the last check.
+    fn live(&self) -> Vec<u32> {
+        let running = self.running.iter().map(|r| r.0);
+        self.pending.iter().copied().chain(running).collect()
     }
 
     /// The violation report: seed, the journal's tail and Slurm's queue.
