@@ -31,10 +31,14 @@ die() { echo "[chaos] ERROR: $*" >&2; exit 2; }
 [[ $DURATION_MIN =~ ^[0-9]+$ ]] || die "DURATION_MIN must be a number of minutes"
 
 case $SLURM_SERIES in
-    24.11) build=(--release); pin=24.11.5; profile_dir=release ;;
-    26.05) build=(--profile slurm-26-05); pin=26.05.5; profile_dir=slurm-26-05 ;;
+    24.11) build=(--release); pin=24.11.5; profile_dir=release; ctld=6991; port0=13000 ;;
+    26.05) build=(--profile slurm-26-05); pin=26.05.5; profile_dir=slurm-26-05; ctld=6993; port0=12000 ;;
     *) die "SLURM_SERIES must be 24.11 or 26.05" ;;
 esac
+# Its own lab and ports, clear of the test command's chaos labs (docs/lab.md), so that both
+# can run at once.
+export CHAOS_LAB=${CHAOS_LAB:-/var/tmp/nvl72-chaos-long-$SLURM_SERIES}
+export CHAOS_CTLD_PORT=${CHAOS_CTLD_PORT:-$ctld} CHAOS_PORT0=${CHAOS_PORT0:-$port0}
 export SLURM_PIN=$pin
 cd "$REPO"
 # Its own target dir by default, so that builds in the checkout during a long run change

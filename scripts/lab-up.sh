@@ -132,7 +132,7 @@ if [ -n "$SLURM_PREFIX" ]; then
     SLURM_VERSION=$PREFIX_VERSION
     # Ports clear of the Debian labs (6817/17000/17900, 6827/18000/18900), scripts/sched-cost.sh
     # (6837, 6847; 30000+, 31000+), nvl72 replay (6857-6878; 20000-25999), valgrind-storm.sh
-    # (6917, 27000, 27900), the chaos storms (6947/15000, 6957/14000), and below the ephemeral
+    # (6917, 27000, 27900), the chaos storms (6947/15000, 6957/14000; long runs 6991/13000, 6993/12000), and below the ephemeral
     # range (32768).
     case $SLURM_SERIES in
         25.05) DEF_CTLD_PORT=6887; DEF_PORT0=19000; DEF_CPU_PORT0=19900 ;;

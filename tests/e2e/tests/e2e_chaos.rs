@@ -32,13 +32,27 @@ fn default_storms(series: &str) -> Vec<(u64, usize)> {
     }
 }
 
+/// The lab folder and ports of a series, clear of every other lab (docs/lab.md's port map);
+/// `CHAOS_LAB`, `CHAOS_CTLD_PORT` and `CHAOS_PORT0` move a long run (scripts/chaos.sh) clear
+/// of the test command's.
 fn chaos_lab() -> (Lab, Vec<(&'static str, String)>) {
     let series = lab::slurm_series();
     let (ctld, port0) = match series.as_str() {
         "24.11" => ("6947", "15000"),
         _ => ("6957", "14000"),
     };
-    let dir = PathBuf::from(format!("/var/tmp/nvl72-chaos-{series}"));
+    let setting = |name: &str, default: String| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or(default)
+    };
+    let ctld = setting("CHAOS_CTLD_PORT", ctld.into());
+    let port0 = setting("CHAOS_PORT0", port0.into());
+    let dir = PathBuf::from(setting(
+        "CHAOS_LAB",
+        format!("/var/tmp/nvl72-chaos-{series}"),
+    ));
     let imex = if series == "24.11" {
         ""
     } else {
@@ -58,8 +72,8 @@ PartitionName=high Nodes=gb[001-054] PriorityTier=10 PreemptMode=OFF MaxTime=INF
         ("RACKS", RACKS.to_string()),
         ("CPU_NODES", "0".into()),
         ("ROOTFS_FROM", lab::default_lab_dir(&series)),
-        ("CTLD_PORT", ctld.into()),
-        ("PORT0", port0.into()),
+        ("CTLD_PORT", ctld),
+        ("PORT0", port0),
         ("EXTRA_CONF", extra),
     ];
     let lab = Lab {
