@@ -131,7 +131,7 @@ impl<'a> Storm<'a> {
             Op::Submit(_) => "submit",
             Op::Cancel { .. } => "cancel",
             Op::Resize { .. } => "resize pending",
-            Op::Switches { .. } => "switches on pending",
+            Op::Reshape { .. } => "switches or segment on pending",
             Op::Drain { .. } => "drain",
             Op::Down { .. } => "down",
             Op::Resume { .. } => "resume",
@@ -180,10 +180,20 @@ impl<'a> Storm<'a> {
                     self.client(&["scontrol", "update", &format!("jobid={job}"), &nodes]);
                 }
             }
-            Op::Switches { pick } => {
+            Op::Reshape { pick, segment } => {
                 if let Some(&job) = nth(&self.pending, pick) {
-                    let job = format!("jobid={job}");
-                    self.client(&["scontrol", "update", &job, "Switches=1@0:20"]);
+                    let (setting, rule) = match segment {
+                        Some(s) => (format!("SegmentSize={s}"), Rule::Segments(s)),
+                        None => ("Switches=1@0:20".to_string(), Rule::Lifted),
+                    };
+                    let id = format!("jobid={job}");
+                    // `--switches` lifts the rack count, never a segment's one rack.
+                    let segmented = matches!(self.rules.get(&job), Some(Rule::Segments(_)));
+                    if self.client(&["scontrol", "update", &id, &setting])
+                        && !(segmented && rule == Rule::Lifted)
+                    {
+                        self.rules.insert(job, rule);
+                    }
                 }
             }
             Op::Drain { tray } => self.take_out(tray, "drain"),

@@ -20,9 +20,12 @@ pub enum Op {
         pick: usize,
         trays: usize,
     },
-    /// `scontrol update Switches=1@0:20` of the `pick`-th pending job.
-    Switches {
+    /// `scontrol update` of the `pick`-th pending job's rack rules: `Switches=1@0:20` or
+    /// `SegmentSize=<segment>` (26.11 changes a pending job's segment; earlier series refuse
+    /// it with a message).
+    Reshape {
         pick: usize,
+        segment: Option<usize>,
     },
     /// Drain a tray (`tray` is 0-based in node-table order).
     Drain {
@@ -83,7 +86,10 @@ pub fn draw(rng: &mut ChaCha8Rng, racks: usize, exclusive_topo: bool) -> Op {
             pick,
             trays: *[1, 2, 4, 8, 18, 24].choose(rng).expect("sizes"),
         },
-        58..=59 => Op::Switches { pick },
+        58..=59 => Op::Reshape {
+            pick,
+            segment: *[None, Some(2), Some(4)].choose(rng).expect("segments"),
+        },
         60..=65 => Op::Drain {
             tray: rng.gen_range(0..trays),
         },
