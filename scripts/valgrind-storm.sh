@@ -362,6 +362,7 @@ for N in "${SIZES[@]}"; do
     noneof=$(count_lines 'topology/nvl72: JobId=[0-9]+: none of' "$log")
     never=$(grep -E 'topology/nvl72: JobId=[0-9]+: ' "$log" | grep -c -v -E ': (waits|none of|to start by preemption|preemption )' || true)
     plans=$(count_lines 'topology/nvl72: JobId=[0-9]+: to start by preemption' "$log")
+    preempted=$(count_lines 'preempted JobId=[0-9]+ has been' "$log")
     evals=$((placed + waits + noneof + never))
     minutes=$(awk -v s=$(( ($(now_us) - ts) / 1000000 )) 'BEGIN { printf "%.1f", s / 60 }')
     cat > "$run/meta.txt" <<EOF
@@ -382,6 +383,7 @@ job_records_at_stop=$records
 extra_conf=$(tr '\n' ' ' <<<"$LAB_EXTRA_CONF")
 preempt=$PREEMPT
 preemption_plans_logged=$plans
+jobs_preempted_logged=$preempted
 jobs_requeued_in_memory=$requeued
 ctld_env=$CTLD_ENV
 vg_extra=$VG_EXTRA
