@@ -1,10 +1,11 @@
 #!/bin/bash
-# valgrind-storm.sh [N ...] — slurmctld under valgrind memcheck with topology/nvl72 loaded,
-# through a storm of N mixed sbatch submissions with a reconfigure in the middle; once per N
-# (default: 500 2000), then a comparison.  See docs/notebook/valgrind.md.
+# valgrind-storm.sh [N ...] — slurmctld under valgrind (memcheck; helgrind or DRD with
+# TOOL=) with topology/nvl72 loaded, through a storm of N mixed sbatch submissions with a
+# reconfigure in the middle; once per N (default: 500 2000), then a comparison.  See
+# docs/notebook/valgrind.md.
 #
 # For each N, on an isolated lab (never the shared default one):
-#   1. lab-up.sh with CLEAN=1 and slurmctld under memcheck (CTLD_WRAP; valgrind is installed in
+#   1. lab-up.sh with CLEAN=1 and slurmctld under valgrind (CTLD_WRAP; valgrind is installed in
 #      the chroot), log_decisions on and `scontrol setdebug verbose`, so that every evaluation
 #      that reaches the plugin's engine leaves a line in slurmctld.log;
 #   2. N sbatch of mixed shapes (-N k, -N a-b, --segment, -w in one rack and across racks,
@@ -18,16 +19,38 @@
 #   5. summarises the valgrind logs (scripts/valgrind-summary.py): invalid reads/writes/frees,
 #      uninitialised uses, crashes, definite and indirect leaks — all, and those with a frame in
 #      topology_nvl72.so (our Rust code, the Rust std it carries, and Slurm's topology helper
-#      library that build.rs compiles into it).
+#      library that build.rs compiles into it); with TOOL=helgrind or drd, the race and lock
+#      reports (possible data races, lock order, misuse of the pthread API), ours and Slurm's.
 # Then it compares the runs and exits 1 if an invalid access, uninitialised use or crash has a
-# frame of ours, or if the leaks with a frame of ours grow with N.
+# frame of ours, or if the leaks with a frame of ours grow with N; with TOOL=helgrind or drd,
+# if a race or lock report has a frame of ours that EXPLAINED does not explain.
+#
+# With READERS > 0 (the default for helgrind and drd), that many client loops read slurmctld
+# during the storm and the drain, so that RPC threads reach the plugin while the scheduler and
+# backfill do: `scontrol show topology`, `sinfo`, `squeue --start`, `scontrol show job`.
 #
 # Env (defaults in brackets):
+#   TOOL [memcheck]        memcheck, helgrind or drd (race detectors: no leak check)
+#   HG_HISTORY [full]      helgrind's --history-level (full: both stacks of a race; approx:
+#                          faster, the earlier access as a segment)
+#   READERS [0; 2 for helgrind/drd]  concurrent RPC reader loops during the storm and drain
+#   READ_PAUSE [0.5]       seconds each reader sleeps between two rounds of its four commands
+#   EXPLAINED [scripts/valgrind-races-explained.txt]  race reports with a frame of ours that
+#                          are explained (docs/notebook/valgrind.md), matched on both stacks;
+#                          still counted and listed, but no failure
+#   PREEMPT [0]            1: preemption by partition (PreemptType=preempt/partition_prio;
+#                          partitions low, PriorityTier=1, REQUEUE, and high, PriorityTier=10,
+#                          over every tray); every rack job goes to high (1 in 4, by the job's
+#                          own draw, so the mix is the same) or to low with --requeue, so the
+#                          plugin's preemption planning (src/preemption.rs) runs too
+#   ROOTFS_FROM [/var/tmp/nvl72-lab]  copy that lab's finished rootfs (same Slurm) on the
+#                          first run instead of a debootstrap (lab-up.sh; read only)
 #   LAB [/var/tmp/nvl72-vg], CTLD_PORT [6917], PORT0 [27000], CPU_PORT0 [27900]
 #                          the lab (refuses the shared /var/tmp/nvl72-lab)
 #   RACKS [4], NPR [18]    lab size, as for lab-up.sh
 #   PLUGIN [<repo>/target/release/libtopology_nvl72.so]; build it with debug info for readable
 #                          stacks: CARGO_PROFILE_RELEASE_DEBUG=true CARGO_PROFILE_RELEASE_STRIP=none
+#   SRC_ROOT [the checkout above PLUGIN's target/, else this one]  frames under it are ours
 #   SEED [1]               job mix (the same N and SEED give the same submissions)
 #   DRAIN_TIMEOUT [1800]   seconds to wait for the queue to drain after the last submission
 #   STOP_TIMEOUT [900]     seconds to wait for slurmctld + valgrind's leak check after SIGTERM
@@ -40,7 +63,9 @@
 #   SUPP [scripts/valgrind-slurm.supp if it exists]  suppressions (Slurm-internal noise only)
 #   KEEP_LAB [0]           1: leave the lab up at the end
 # Output: $LAB/var/valgrind/run-<N>-<time>/ (vg.<pid>.log, slurmctld.log, sdiag-*.txt,
-# submissions.txt, meta.txt, summary.json, plugin-reports.txt) and a table on stdout.
+# submissions.txt, reads.txt, meta.txt, summary.json, plugin-reports.txt, and with helgrind or
+# drd slurm-reports.txt) and a table on stdout.  With TOOL other than memcheck the run folder is
+# run-<TOOL>-<N>-<time>.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,6 +75,11 @@ export RACKS=${RACKS:-4} NPR=${NPR:-18}
 # shellcheck source=lab-lib.sh
 . "$HERE/lab-lib.sh"
 PLUGIN=${PLUGIN:-$LAB_REPO/target/release/libtopology_nvl72.so}
+# The checkout the plugin was built from (its frames' source paths): the folder above the
+# target/ folder PLUGIN lies in when that holds a Cargo.toml (another worktree's build), else
+# this one.
+SRC_ROOT=${SRC_ROOT:-$LAB_REPO}
+case $PLUGIN in */target/*) d=${PLUGIN%%/target/*}; [ ! -f "$d/Cargo.toml" ] || SRC_ROOT=${d%/} ;; esac
 SEED=${SEED:-1}
 DRAIN_TIMEOUT=${DRAIN_TIMEOUT:-1800}
 STOP_TIMEOUT=${STOP_TIMEOUT:-900}
@@ -59,6 +89,13 @@ CTLD_ENV=${CTLD_ENV:-}
 SUPP=${SUPP:-}
 [ -n "$SUPP" ] || { [ -f "$HERE/valgrind-slurm.supp" ] && SUPP=$HERE/valgrind-slurm.supp; } || true
 KEEP_LAB=${KEEP_LAB:-0}
+TOOL=${TOOL:-memcheck}
+HG_HISTORY=${HG_HISTORY:-full}
+case $TOOL in memcheck) READERS=${READERS:-0} ;; *) READERS=${READERS:-2} ;; esac
+READ_PAUSE=${READ_PAUSE:-0.5}
+EXPLAINED=${EXPLAINED:-$HERE/valgrind-races-explained.txt}
+export ROOTFS_FROM=${ROOTFS_FROM:-/var/tmp/nvl72-lab}
+PREEMPT=${PREEMPT:-0}
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(500 2000)
 
@@ -72,7 +109,12 @@ in_lab() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && [ "$(readlink "/proc/$1/ro
 # ------------------------------------------------------------------------------ checks
 [ "$(id -u)" = 0 ] || die "must run as root (the lab uses chroot and mount)"
 case $LAB in /var/tmp/nvl72-lab) die "LAB=$LAB is the shared default lab; use your own (default /var/tmp/nvl72-vg)" ;; esac
-for v in SEED DRAIN_TIMEOUT STOP_TIMEOUT SETTLE RACKS NPR; do
+case $TOOL in memcheck|helgrind|drd) ;; *) die "TOOL must be memcheck, helgrind or drd (got '$TOOL')" ;; esac
+case $HG_HISTORY in full|approx|none) ;; *) die "HG_HISTORY must be full, approx or none (got '$HG_HISTORY')" ;; esac
+[[ $READ_PAUSE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "READ_PAUSE must be a number of seconds (got '$READ_PAUSE')"
+[ "$TOOL" = memcheck ] || [ -z "$EXPLAINED" ] || [ -f "$EXPLAINED" ] || die "EXPLAINED=$EXPLAINED does not exist"
+case $PREEMPT in 0|1) ;; *) die "PREEMPT must be 0 or 1 (got '$PREEMPT')" ;; esac
+for v in SEED DRAIN_TIMEOUT STOP_TIMEOUT SETTLE RACKS NPR READERS; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
 done
 for n in "${SIZES[@]}"; do
@@ -122,15 +164,60 @@ shape() {
         18) args+=(--begin=now+$((30 + x % 60)) -N 3 --gres=gpu:4) ;;
         *) args+=(-N 1 -n 4 --gpus=4 --mem=64G) ;;
     esac
+    if [ "$PREEMPT" = 1 ] && [ "$k" != 13 ]; then
+        if [ $((x % 4)) = 0 ]; then args+=(-p high); else args+=(-p low --requeue); fi
+    fi
 }
+# PREEMPT=1: the partitions and preemption settings (slurm.conf lines, after lab-up's own)
+LAB_EXTRA_CONF=${EXTRA_CONF:-}
+if [ "$PREEMPT" = 1 ]; then
+    LAB_EXTRA_CONF+="${LAB_EXTRA_CONF:+
+}PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+JobRequeue=1
+PartitionName=low Nodes=gb[001-$(printf %03d "$G")] PriorityTier=1 PreemptMode=REQUEUE MaxTime=INFINITE State=UP
+PartitionName=high Nodes=gb[001-$(printf %03d "$G")] PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP"
+fi
 
 # count_lines PATTERN FILE: matching lines (0 when none)
 count_lines() { grep -c -E -- "$1" "$2" 2>/dev/null || true; }
 
+# RPC readers: READERS loops of `scontrol show topology`, `sinfo`, `squeue --start` and
+# `scontrol show job`, each call logged to $run/reads.<k>.txt as "ok|fail COMMAND", until
+# $run/readers.stop exists.  Started in the background; their pids in READER_PIDS.
+READ_CMDS=("scontrol show topology" "sinfo" "squeue --start" "scontrol show job")
+READER_PIDS=()
+reader() {   # reader K RUN
+    local k=$1 dir=$2 c
+    while [ ! -e "$dir/readers.stop" ]; do
+        for c in "${READ_CMDS[@]}"; do
+            # shellcheck disable=SC2086  # the command's words
+            if timeout 120 "$HERE/sl" $c > /dev/null 2>&1; then echo "ok $c"; else echo "fail $c"; fi
+        done >> "$dir/reads.$k.txt"
+        sleep "$READ_PAUSE"
+    done
+}
+start_readers() {   # start_readers RUN
+    local k
+    READER_PIDS=()
+    for ((k = 1; k <= READERS; k++)); do
+        reader "$k" "$1" &
+        READER_PIDS+=($!)
+    done
+}
+stop_readers() {   # stop_readers RUN: ask them to stop, wait for their current round
+    local p
+    [ ${#READER_PIDS[@]} -gt 0 ] || return 0
+    touch "$1/readers.stop"
+    for p in "${READER_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    READER_PIDS=()
+}
+
 STARTED_LAB=0
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
-    local rc=$?
+    local rc=$? p
+    for p in "${READER_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
     if [ "$STARTED_LAB" = 1 ] && [ "$KEEP_LAB" != 1 ]; then
         STOP_WAIT=$STOP_TIMEOUT "$HERE/lab-down.sh" >/dev/null 2>&1 || echo "[vg-storm] lab-down.sh failed; run: LAB=$LAB $HERE/lab-down.sh" >&2
     fi
@@ -141,27 +228,48 @@ trap 'exit 130' INT; trap 'exit 143' TERM
 
 RUNS=()
 for N in "${SIZES[@]}"; do
-    run=$VAR/valgrind/run-$N-$(date +%Y%m%d-%H%M%S)
+    tag=$N; [ "$TOOL" = memcheck ] || tag=$TOOL-$N
+    run=$VAR/valgrind/run-$tag-$(date +%Y%m%d-%H%M%S)
     mkdir -p "$run"
     RUNS+=("$run")
     ts=$(now_us)
-    say "=== $N submissions, valgrind output in $run"
-    vg="valgrind --tool=memcheck --trace-children=yes --fair-sched=try --enable-debuginfod=no"
+    say "=== $N submissions under $TOOL, valgrind output in $run"
+    vg="valgrind --tool=$TOOL --trace-children=yes --fair-sched=try --enable-debuginfod=no"
     [ -z "$CTLD_ENV" ] || vg="env $CTLD_ENV $vg"
-    vg+=" --keep-debuginfo=yes --fullpath-after= --leak-check=full"
-    vg+=" --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite --num-callers=30"
+    # --keep-debuginfo=yes keeps stacks through the plugin readable after Slurm unloads it;
+    # DRD 3.24 asserts with it (drd_main.c:458, suppress_relocation_conflicts) when
+    # plugin_peek loads a library where an unloaded one was
+    [ "$TOOL" = drd ] || vg+=" --keep-debuginfo=yes"
+    vg+=" --fullpath-after= --num-callers=30"
+    case $TOOL in
+        memcheck) vg+=" --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite" ;;
+        # --error-limit=no: Slurm's own reports pass valgrind's default limit of 1,000
+        # contexts, after which it would report none of ours either
+        helgrind) vg+=" --history-level=$HG_HISTORY --error-limit=no" ;;
+        # stack variables are thread-private in slurmctld (and in Rust: a borrow cannot cross
+        # threads without a lock); DRD would report every stack reuse by another thread
+        drd) vg+=" --check-stack-var=no --error-limit=no" ;;
+    esac
     vg+=" --log-file=$run/vg.%p.log"
     if [ -n "$SUPP" ]; then cp "$SUPP" "$run/slurm.supp"; vg+=" --suppressions=$run/slurm.supp"; fi
+    explained=()
+    if [ "$TOOL" != memcheck ] && [ -n "$EXPLAINED" ]; then
+        cp "$EXPLAINED" "$run/races-explained.txt"; explained=(--explained "$run/races-explained.txt")
+    fi
     [ -z "$VG_EXTRA" ] || vg+=" $VG_EXTRA"
     STARTED_LAB=1
     CLEAN=1 PLUGIN=$PLUGIN TOPO=nvl72 CHROOT_PACKAGES=valgrind CTLD_WRAP=$vg CTLD_WAIT=600 WAIT=900 \
+        EXTRA_CONF=$LAB_EXTRA_CONF \
         STOP_WAIT=$STOP_TIMEOUT POLICY='log_decisions = true' "$HERE/lab-up.sh" > "$run/lab-up.log" 2>&1 ||
         { tail -n 30 "$run/lab-up.log" >&2; die "lab-up.sh failed (full output: $run/lab-up.log)"; }
     pid1=$(ctld_pid)
     in_lab "$pid1" || die "no slurmctld after lab-up"
-    case $(readlink "/proc/$pid1/exe") in *memcheck*) ;; *) die "slurmctld pid $pid1 is not running under memcheck" ;; esac
-    say "slurmctld pid $pid1 under memcheck; lab up in $(( ($(now_us) - ts) / 1000000 )) s"
+    case $(readlink "/proc/$pid1/exe") in *"$TOOL"*) ;; *) die "slurmctld pid $pid1 is not running under $TOOL" ;; esac
+    say "slurmctld pid $pid1 under $TOOL; lab up in $(( ($(now_us) - ts) / 1000000 )) s"
     sl scontrol setdebug verbose
+    rm -f "$run/readers.stop"
+    start_readers "$run"
+    [ "$READERS" = 0 ] || say "$READERS RPC reader loop(s) started: ${READ_CMDS[*]}"
 
     RANDOM=$SEED
     accepted=0; refused=0; reconfigured=no; pid2=""
@@ -187,8 +295,8 @@ for N in "${SIZES[@]}"; do
                 sleep 1
             done
             case $(readlink "/proc/$pid2/exe") in
-                *memcheck*) reconfigured=yes ;;
-                *) die "after the reconfigure slurmctld pid $pid2 is NOT under memcheck ($(readlink "/proc/$pid2/exe"))" ;;
+                *"$TOOL"*) reconfigured=yes ;;
+                *) die "after the reconfigure slurmctld pid $pid2 is NOT under $TOOL ($(readlink "/proc/$pid2/exe"))" ;;
             esac
             grep -q 'Command: /usr/sbin/slurmctld' "$run/vg.$pid2.log" 2>/dev/null ||
                 die "no valgrind log for the new slurmctld pid $pid2"
@@ -198,7 +306,7 @@ for N in "${SIZES[@]}"; do
                 [ "$(date +%s)" -lt "$end" ] || die "old slurmctld pid $pid1 still runs ${STOP_TIMEOUT}s after the reconfigure"
                 sleep 1
             done
-            say "reconfigured: slurmctld pid $pid1 -> $pid2, under memcheck too"
+            say "reconfigured: slurmctld pid $pid1 -> $pid2, under $TOOL too"
             sl scontrol setdebug verbose      # a reconfigure resets the level from slurm.conf
         fi
         if [ $((i % 250)) = 0 ]; then say "$i submitted ($accepted accepted, $refused refused)"; fi
@@ -215,6 +323,11 @@ for N in "${SIZES[@]}"; do
         sleep 10
     done
     sl sdiag > "$run/sdiag-end.txt" 2>&1 || true
+    stop_readers "$run"
+    cat "$run"/reads.*.txt > "$run/reads.txt" 2>/dev/null || : > "$run/reads.txt"
+    reads_ok=$(count_lines '^ok ' "$run/reads.txt"); reads_fail=$(count_lines '^fail ' "$run/reads.txt")
+    [ "$READERS" = 0 ] || say "RPC reads: $reads_ok answered, $reads_fail failed ($(
+        for c in "${READ_CMDS[@]}"; do printf '%s %s; ' "$(count_lines "^ok $c\$" "$run/reads.txt")" "$c"; done))"
     if [ $drained = no ]; then
         say "queue not drained after ${DRAIN_TIMEOUT}s ($left left): cancelling them"
         sl scancel -u root || true
@@ -225,6 +338,7 @@ for N in "${SIZES[@]}"; do
         sleep "$SETTLE"
     fi
     records=$(sl scontrol show jobs -o 2>/dev/null | grep -c JobId=) || true
+    requeued=$(sl scontrol show jobs -o 2>/dev/null | grep -c 'Restarts=[1-9]') || true
     # stop slurmctld ourselves (lab-down would SIGKILL it after STOP_WAIT): SIGTERM, then wait
     # for valgrind's leak check to finish
     pid2=${pid2:-$pid1}
@@ -246,11 +360,18 @@ for N in "${SIZES[@]}"; do
     placed=$(count_lines 'topology/nvl72: JobId=[0-9]+ nodes=.* -> ' "$log")
     waits=$(count_lines 'topology/nvl72: JobId=[0-9]+: waits' "$log")
     noneof=$(count_lines 'topology/nvl72: JobId=[0-9]+: none of' "$log")
-    never=$(grep -E 'topology/nvl72: JobId=[0-9]+: ' "$log" | grep -c -v -E ': (waits|none of)' || true)
+    never=$(grep -E 'topology/nvl72: JobId=[0-9]+: ' "$log" | grep -c -v -E ': (waits|none of|to start by preemption|preemption )' || true)
+    plans=$(count_lines 'topology/nvl72: JobId=[0-9]+: to start by preemption' "$log")
+    preempted=$(count_lines 'preempted JobId=[0-9]+ has been' "$log")
     evals=$((placed + waits + noneof + never))
     minutes=$(awk -v s=$(( ($(now_us) - ts) / 1000000 )) 'BEGIN { printf "%.1f", s / 60 }')
     cat > "$run/meta.txt" <<EOF
 submissions=$N
+tool=$TOOL
+readers=$READERS
+reads_ok=$reads_ok
+reads_fail=$reads_fail
+$(for c in "${READ_CMDS[@]}"; do echo "reads_ok_${c// /_}=$(count_lines "^ok $c\$" "$run/reads.txt")"; done)
 accepted=$accepted
 refused=$refused
 seed=$SEED
@@ -259,9 +380,15 @@ ctld_pids=$pid1 ${pid2:-}
 reconfigured=$reconfigured
 drained=$drained
 job_records_at_stop=$records
-extra_conf=$(tr '\n' ' ' <<<"${EXTRA_CONF:-}")
+extra_conf=$(tr '\n' ' ' <<<"$LAB_EXTRA_CONF")
+preempt=$PREEMPT
+preemption_plans_logged=$plans
+jobs_preempted_logged=$preempted
+jobs_requeued_in_memory=$requeued
 ctld_env=$CTLD_ENV
 vg_extra=$VG_EXTRA
+vg_options=$vg
+explained=$EXPLAINED
 eval_lines=$evals
 eval_placed=$placed
 eval_waits=$waits
@@ -272,13 +399,15 @@ stop_seconds=$stop_s
 minutes=$minutes
 date=$(date -u +%Y-%m-%dT%H:%MZ)
 plugin=$PLUGIN
+src_root=$SRC_ROOT
 plugin_sha256=$(sha256sum "$PLUGIN" | cut -d' ' -f1)
 valgrind=$(chroot "$ROOT" valgrind --version)
 EOF
     say "evaluations logged by the plugin: $evals ($placed placed, $waits waits, $noneof none fit, $never refused); ${minutes} min"
     # the chroot's python3 (installed by lab-up.sh) reads the logs at the same path
-    chroot "$ROOT" python3 - run "$run" --ours "$LAB_REPO/" --ours /rustc/ --ours /rust/deps/ \
-        --ours "${CARGO_HOME:-$HOME/.cargo}/registry/" < "$HERE/valgrind-summary.py"
+    chroot "$ROOT" python3 - run "$run" --ours "$LAB_REPO/" --ours "$SRC_ROOT/" --ours /rustc/ \
+        --ours /rust/deps/ --ours "${CARGO_HOME:-$HOME/.cargo}/registry/" "${explained[@]}" \
+        < "$HERE/valgrind-summary.py"
 done
 
 echo
