@@ -130,8 +130,9 @@ impl Lab {
         })
     }
 
-    /// Runs lab-up.sh (which restarts the daemons when their config or plugin changed).
-    pub fn restart_with(&self, env: &[(&str, &str)]) {
+    /// Runs lab-up.sh (which restarts the daemons when their config or plugin changed);
+    /// returns what it printed.
+    pub fn restart_with(&self, env: &[(&str, &str)]) -> String {
         let out = Command::new("bash")
             .arg(self.repo.join("scripts/lab-up.sh"))
             .env("LAB", &self.dir)
@@ -146,6 +147,7 @@ impl Lab {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Exclusive use of an empty, healthy cluster with the default configuration for one

@@ -84,11 +84,11 @@ PartitionName=high Nodes=gb[001-054] PriorityTier=10 PreemptMode=OFF MaxTime=INF
 }
 
 /// lab-up.sh with the chaos lab's settings and `more`.
-fn up(lab: &Lab, env: &[(&str, String)], more: &[(&str, &str)]) {
+fn up(lab: &Lab, env: &[(&str, String)], more: &[(&str, &str)]) -> String {
     let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     all.push(("POLICY", ""));
     all.extend_from_slice(more);
-    lab.restart_with(&all);
+    lab.restart_with(&all)
 }
 
 /// Stops the chaos lab when the test ends, passed or failed (CHAOS_KEEP=1 keeps it).

@@ -24,8 +24,9 @@ use requests::{Request, Rule};
 
 /// How the storm starts whichever daemon is not running: lab-up.sh with the lab's own
 /// settings and the extra variables given (the storm passes the racks in force as
-/// `TOPOLOGY_TOML` and `WAIT_NODES=0`, since it keeps trays down on purpose).
-pub type Up<'a> = &'a dyn Fn(&[(&str, &str)]);
+/// `TOPOLOGY_TOML` and `WAIT_NODES=0`, since it keeps trays down on purpose); returns what
+/// lab-up.sh printed.
+pub type Up<'a> = &'a dyn Fn(&[(&str, &str)]) -> String;
 
 /// What one storm did, for the test's report and docs/notebook/soak.md.
 #[derive(Debug, Default)]
@@ -406,14 +407,23 @@ impl<'a> Storm<'a> {
             });
     }
 
-    fn start_missing_daemons(&self) {
-        let Some(path) = self.racks_file_copy() else {
-            return (self.up)(&[("WAIT_NODES", "0")]);
-        };
-        (self.up)(&[
-            ("WAIT_NODES", "0"),
-            ("TOPOLOGY_TOML", path.to_str().expect("utf-8 path")),
-        ]);
+    /// lab-up.sh, journaling what it did (a daemon started, or a restart it decided on).
+    fn start_missing_daemons(&mut self) {
+        // A loaded machine can take more than lab-up.sh's default 30 s to hand control back
+        // to a returning primary.
+        let mut env = vec![("WAIT_NODES", "0"), ("CTLD_WAIT", "180")];
+        let copy = self.racks_file_copy();
+        if let Some(path) = copy.as_ref().and_then(|p| p.to_str()) {
+            env.push(("TOPOLOGY_TOML", path));
+        }
+        let said = (self.up)(&env);
+        let what = ["pid", "changed", "restarting", "lab-down"];
+        let noted = said
+            .lines()
+            .filter(|l| l.starts_with("[lab-up") && what.iter().any(|w| l.contains(w)));
+        for line in noted {
+            self.journal.push(format!("   {line}"));
+        }
     }
 
     /// A copy of the topology file in force, for lab-up.sh to install unchanged (none
@@ -591,17 +601,53 @@ impl<'a> Storm<'a> {
         self.pending.iter().copied().chain(running).collect()
     }
 
-    /// The violation report: seed, the journal's tail and Slurm's queue.
+    /// The violation report: seed, the journal's tail, Slurm's queue, and where the
+    /// evidence was kept.
     fn report(&self, what: &str) -> String {
         let tail = self.journal.len().saturating_sub(40);
         format!(
             "chaos seed {} violated: {what}\nreplay: CHAOS_SEEDS={} (scripts/chaos.sh)\n\
+             evidence (both controllers' logs, the state directory): {}\n\
              last operations:\n{}\n{}",
             self.seed,
             self.seed,
+            self.keep_evidence().display(),
             self.journal[tail..].join("\n"),
             self.lab.diagnostics()
         )
+    }
+
+    /// Copies both controllers' logs and a listing of StateSaveLocation out of the lab, which
+    /// the next storm's `CLEAN=1` wipes: `<lab>/evidence/seed<seed>-<unix time>/`.
+    fn keep_evidence(&self) -> PathBuf {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let dir = self
+            .lab
+            .dir
+            .join(format!("evidence/seed{}-{now}", self.seed));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(
+            dir.join("slurmctld-ctl1.log"),
+            self.lab.log("slurmctld.log"),
+        );
+        let _ = std::fs::write(dir.join("slurmctld-ctl2.log"), self.lab.backup_log());
+        let listing: Vec<String> = std::fs::read_dir(self.lab.dir.join("var/state"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| {
+                        let meta = e.metadata().ok();
+                        let size = meta.as_ref().map_or(0, |m| m.len());
+                        let modified = meta.and_then(|m| m.modified().ok());
+                        format!("{} {size} {modified:?}", e.file_name().to_string_lossy())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let _ = std::fs::write(dir.join("state-listing.txt"), listing.join("\n"));
+        let _ = std::fs::write(dir.join("journal.txt"), self.journal.join("\n"));
+        dir
     }
 }
 
