@@ -65,6 +65,8 @@ pub struct Storm<'a> {
     /// Plugin error lines expected (a refused topology file), each for so many more checks.
     expected_errors: Vec<(&'static str, usize)>,
     last_change: SystemTime,
+    /// The step being applied, for checks inside an operation.
+    step: usize,
     summary: Summary,
 }
 
@@ -98,6 +100,7 @@ impl<'a> Storm<'a> {
             logs_from: [0, 0],
             expected_errors: Vec::new(),
             last_change: SystemTime::now(),
+            step: 0,
             summary: Summary {
                 seed,
                 ..Summary::default()
@@ -115,6 +118,7 @@ impl<'a> Storm<'a> {
             let op = ops::draw(&mut self.rng, self.racks.len(), self.exclusive_topo);
             let pause = Duration::from_millis(self.rng.gen_range(0..1500));
             self.journal.push(format!("{step}: {}", op.describe()));
+            self.step = step;
             self.apply(op);
             self.check(step);
             std::thread::sleep(pause);
@@ -400,6 +404,10 @@ impl<'a> Storm<'a> {
     fn back_to_primary(&mut self) {
         self.lab
             .wait_up_to(120, "the backup in control", || self.lab.in_control("ctl2"));
+        // Checked under the backup too, so a violation names the transition that caused it.
+        self.journal
+            .push("   the backup (ctl2) is in control".into());
+        self.check(self.step);
         self.start_missing_daemons();
         self.lab
             .wait_up_to(180, "the primary in control again", || {
