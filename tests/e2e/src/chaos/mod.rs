@@ -293,7 +293,7 @@ impl<'a> Storm<'a> {
         let pid_file = self.lab.dir.join(format!("var/run/slurmd-{node}.pid"));
         if let Some(pid) = self.lab.live_pid(&pid_file) {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            self.lab.wait_for("the killed slurmd to be gone", || {
+            self.wait(60, "the killed slurmd to be gone", || {
                 self.lab.live_pid(&pid_file).is_none()
             });
         }
@@ -406,17 +406,15 @@ impl<'a> Storm<'a> {
     /// After the primary stopped: the backup takes control, the primary is started again and
     /// takes it back.
     fn back_to_primary(&mut self) {
-        self.lab
-            .wait_up_to(120, "the backup in control", || self.lab.in_control("ctl2"));
+        self.wait(120, "the backup in control", || self.lab.in_control("ctl2"));
         // Checked under the backup too, so a violation names the transition that caused it.
         self.journal
             .push("   the backup (ctl2) is in control".into());
         self.check(self.step);
         self.start_missing_daemons();
-        self.lab
-            .wait_up_to(180, "the primary in control again", || {
-                self.lab.in_control("ctl1")
-            });
+        self.wait(180, "the primary in control again", || {
+            self.lab.in_control("ctl1")
+        });
     }
 
     /// lab-up.sh, journaling what it did (a daemon started, or a restart it decided on).
@@ -452,12 +450,11 @@ impl<'a> Storm<'a> {
     fn wait_state_saved(&self) {
         let file = self.lab.state_file("job_state");
         let since = self.last_change;
-        self.lab
-            .wait_up_to(60, "job_state saved after the last submission", || {
-                std::fs::metadata(&file)
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|m| m > since + Duration::from_secs(1))
-            });
+        self.wait(60, "job_state saved after the last submission", || {
+            std::fs::metadata(&file)
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m > since + Duration::from_secs(1))
+        });
     }
 
     /// Runs a client command; a refusal is journaled (the storm draws operations Slurm may
@@ -478,8 +475,7 @@ impl<'a> Storm<'a> {
         self.summary.checks += 1;
         let mut found = Vec::new();
         if !self.lab.ctld_up() {
-            self.lab
-                .wait_up_to(120, "a controller answering", || self.lab.ctld_up());
+            self.wait(120, "a controller answering", || self.lab.ctld_up());
         }
         let jobs = self.read(&["scontrol", "show", "job", "-d"], records::job_records);
         let nodes = records::node_records(&self.lab.run(&["scontrol", "-o", "show", "node"]));
@@ -632,13 +628,28 @@ impl<'a> Storm<'a> {
         for job in self.live() {
             self.client(&["scancel", &job.to_string()]);
         }
-        self.lab.wait_up_to(120, "every job ended", || {
+        self.wait(120, "every job ended", || {
             self.lab
                 .run(&["squeue", "-h", "-o", "%i"])
                 .trim()
                 .is_empty()
         });
         self.check(steps + 2);
+    }
+
+    /// Waits up to `secs` for `ok`; a timeout is reported like a violation (journal, queue,
+    /// evidence kept), since it may be one: a controller that never takes control back.
+    fn wait(&self, secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while !ok() {
+            if Instant::now() >= end {
+                panic!(
+                    "{}",
+                    self.report(&format!("timed out after {secs} s waiting for {what}"))
+                );
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
     }
 
     /// The jobs the storm submitted that were pending or running at the last check.
