@@ -428,13 +428,7 @@ def compare_races(runs):
         if ours:
             bad.append(f"{m.get('submissions')} submissions: {ours} race or lock report(s) with a "
                        f"frame of ours not explained ({r['run_dir']}/plugin-reports.txt)")
-        if m.get("reconfigured") != "yes":
-            bad.append(f"{m.get('submissions')} submissions: the reconfigure was not verified")
-        missing = [p["pid"] for p in r["processes"] if p["role"] == "slurmctld"
-                   and not p["finished"]]
-        if missing:
-            bad.append(f"{m.get('submissions')} submissions: no final valgrind report for "
-                       f"slurmctld pid {' '.join(missing)}")
+        bad.extend(run_complete(r))
         if t.get("truncated"):
             bad.append(f"{m.get('submissions')} submissions: valgrind stopped reporting (error "
                        f"limit) in pid {' '.join(t['truncated'])}; run with --error-limit=no")
@@ -445,6 +439,20 @@ def compare_races(runs):
         return 1
     print("PASS: no race or lock report with a frame of ours that is not explained")
     return 0
+
+
+def run_complete(r):
+    """What makes a run incomplete, whatever the tool: the reconfigure not verified, or a
+    slurmctld without valgrind's final report."""
+    m, bad = r["meta"], []
+    if m.get("reconfigured") != "yes":
+        bad.append(f"{m.get('submissions')} submissions: the reconfigure was not verified")
+    missing = [p["pid"] for p in r["processes"] if p["role"] == "slurmctld"
+               and not p["finished"]]
+    if missing:
+        bad.append(f"{m.get('submissions')} submissions: no final valgrind report for "
+                   f"slurmctld pid {' '.join(missing)}")
+    return bad
 
 
 def compare(run_dirs):
@@ -474,13 +482,7 @@ def compare(run_dirs):
         if ours_err:
             bad.append(f"{m.get('submissions')} submissions: {ours_err} error context(s) with a "
                        f"frame of ours ({r['run_dir']}/plugin-reports.txt)")
-        if m.get("reconfigured") != "yes":
-            bad.append(f"{m.get('submissions')} submissions: the reconfigure was not verified")
-        missing = [p["pid"] for p in r["processes"] if p["role"] == "slurmctld"
-                   and not p["finished"]]
-        if missing:
-            bad.append(f"{m.get('submissions')} submissions: no final valgrind report for "
-                       f"slurmctld pid {' '.join(missing)}")
+        bad.extend(run_complete(r))
     for a, b in zip(runs, runs[1:]):
         la = a["total"]["definite_ours"][0] + a["total"]["indirect_ours"][0]
         lb = b["total"]["definite_ours"][0] + b["total"]["indirect_ours"][0]
