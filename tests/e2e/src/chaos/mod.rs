@@ -40,7 +40,7 @@ pub struct Summary {
     pub checks: usize,
     pub seconds: u64,
     /// Times a controller took control without `job_state` (Slurm's window), and the jobs
-    /// Slurm lost then ([`Storm::forget_jobs_slurm_lost`]).
+    /// Slurm lost then (`Storm::forget_jobs_slurm_lost`).
     pub slurm_state_windows: usize,
     pub lost_by_slurm: usize,
 }
