@@ -253,13 +253,7 @@ def summarize_races(run_dir, prefixes, obj, meta, explained=()):
             else:
                 slurms.append(rec)
         procs.append(p)
-    for p in procs:
-        if p["pid"] in ctld_pids:
-            p["role"] = "slurmctld"
-        elif p["ppid"] in ctld_pids:
-            p["role"] = "slurmscriptd"
-        else:
-            p["role"] = "startup fork"
+    name_roles(procs, ctld_pids)
     by_top = {}
     for r in slurms:
         key = f"{r['kind']}\t{r['top']}"
@@ -362,13 +356,7 @@ def summarize(run_dir, prefixes, obj, explained=()):
                         reports.append((p["pid"], b))
                     break
         procs.append(p)
-    for p in procs:
-        if p["pid"] in ctld_pids:
-            p["role"] = "slurmctld"
-        elif p["ppid"] in ctld_pids:
-            p["role"] = "slurmscriptd"
-        else:
-            p["role"] = "startup fork"
+    name_roles(procs, ctld_pids)
     total = {
         "processes": len(procs),
         "unfinished": [p["pid"] for p in procs if not p["finished"]],
@@ -439,6 +427,17 @@ def compare_races(runs):
         return 1
     print("PASS: no race or lock report with a frame of ours that is not explained")
     return 0
+
+
+def name_roles(procs, ctld_pids):
+    """Each valgrind process's role: slurmctld itself, its slurmscriptd, or a fork at startup."""
+    for p in procs:
+        if p["pid"] in ctld_pids:
+            p["role"] = "slurmctld"
+        elif p["ppid"] in ctld_pids:
+            p["role"] = "slurmscriptd"
+        else:
+            p["role"] = "startup fork"
 
 
 def run_complete(r):
