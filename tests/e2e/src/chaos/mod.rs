@@ -10,7 +10,7 @@ pub mod records;
 pub mod requests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -690,21 +690,30 @@ impl<'a> Storm<'a> {
             self.lab.log("slurmctld.log"),
         );
         let _ = std::fs::write(dir.join("slurmctld-ctl2.log"), self.lab.backup_log());
-        let listing: Vec<String> = std::fs::read_dir(self.lab.dir.join("var/state"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| {
-                        let meta = e.metadata().ok();
-                        let size = meta.as_ref().map_or(0, |m| m.len());
-                        let modified = meta.and_then(|m| m.modified().ok());
-                        format!("{} {size} {modified:?}", e.file_name().to_string_lossy())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut listing = Vec::new();
+        list_tree(&self.lab.dir.join("var/state"), "", &mut listing);
         let _ = std::fs::write(dir.join("state-listing.txt"), listing.join("\n"));
         let _ = std::fs::write(dir.join("journal.txt"), self.journal.join("\n"));
         dir
+    }
+}
+
+/// Every file under `dir` with its size and time, paths relative to it: the state directory
+/// down to each job's batch script (`hash.<n>/job.<id>/script`).
+fn list_tree(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = format!("{prefix}{}", e.file_name().to_string_lossy());
+        let meta = e.metadata().ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            list_tree(&e.path(), &format!("{name}/"), out);
+            continue;
+        }
+        let size = meta.as_ref().map_or(0, |m| m.len());
+        let modified = meta.and_then(|m| m.modified().ok());
+        out.push(format!("{name} {size} {modified:?}"));
     }
 }
 
