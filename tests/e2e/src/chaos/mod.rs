@@ -33,6 +33,7 @@ pub type Up<'a> = &'a dyn Fn(&[(&str, &str)]) -> String;
 pub struct Summary {
     pub seed: u64,
     pub steps: usize,
+    /// Jobs sbatch accepted that Slurm still knew at the end (not those in `lost_by_slurm`).
     pub accepted: usize,
     pub refused: usize,
     /// Per operation: how many, and milliseconds spent in them.
@@ -503,6 +504,11 @@ impl<'a> Storm<'a> {
             &queue,
         ));
         found.extend(self.racks_whole(&rack_of));
+        found.extend(invariants::pending_jobs_keep_their_scripts(&jobs, |id| {
+            self.lab
+                .state_file(&format!("hash.{}/job.{id}/script", id % 10))
+                .is_file()
+        }));
         found.extend(self.plugin_errors(&lines));
         if !found.is_empty() {
             panic!(
