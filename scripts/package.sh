@@ -9,37 +9,15 @@
 # A release other than the default builds with the cargo profile and cargo-deb variant named
 # slurm-<major>-<minor> (Cargo.toml), in its own target directory.
 #
-# A site's own Slurm build (any supported release, e.g. 25.11.8 or 26.11.0, no Debian
-# package): SLURM_SRC=<its source tree> [SLURM_PREFIX=<its installation>] bash
-# scripts/package.sh builds from that tree and writes a tarball for the installation instead
-# (lib/slurm/topology_nvl72.so for its PluginDir, bin/nvl72, the example and docs):
-#   target/site-<release>/topology-nvl72-<version>-slurm-<release>.tar.gz
-# With SLURM_PREFIX the build refuses a tree of another release than the installation
-# (build.rs names both). The tarball's name carries the release the plugin loads into.
+# A site's own Slurm build (any supported release, e.g. 25.11.8 or 26.11.0, from its source
+# tree): SLURM_SRC=<its source tree> [SLURM_PREFIX=<its installation>] bash scripts/package.sh
+# writes the packages SchedMD's own packaging expects instead, a .deb next to slurm-smd, an
+# .rpm next to slurm.spec's slurm and a tarball for a prefix (scripts/package-site.sh).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 if [ -n "${SLURM_SRC:-}" ]; then
-    [ -f "$SLURM_SRC/META" ] || { echo "package.sh: SLURM_SRC=$SLURM_SRC is not a Slurm source tree (no META)" >&2; exit 1; }
-    meta() { awk -v k="$1:" '$1 == k { print $2; exit }' "$SLURM_SRC/META"; }
-    release=$(meta Major).$(meta Minor).$(meta Micro)
-    target=target/slurm-$(meta Major).$(meta Minor)
-    out=target/site-$release
-    cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir "$target" >&2
-    version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
-    stage=$(mktemp -d)
-    trap 'rm -rf "$stage"' EXIT
-    root=$stage/topology-nvl72-$version-slurm-$release
-    mkdir -p "$root/lib/slurm" "$root/bin" "$root/share/doc/topology-nvl72"
-    install -m 0755 "$target/release/libtopology_nvl72.so" "$root/lib/slurm/topology_nvl72.so"
-    install -m 0755 "$target/release/nvl72" "$root/bin/nvl72"
-    install -m 0644 conf/topology.toml README.md "$root/share/doc/topology-nvl72/"
-    mkdir -p "$out"
-    tarball=$out/topology-nvl72-$version-slurm-$release.tar.gz
-    tar -C "$stage" -czf "$tarball" "$(basename "$root")"
-    echo "package.sh: for Slurm $release: copy lib/slurm/topology_nvl72.so into its PluginDir on every node, then run nvl72 check there" >&2
-    echo "$tarball"
-    exit 0
+    exec bash "$REPO/scripts/package-site.sh"
 fi
 export SLURM_PIN=${SLURM_PIN:-24.11.5}
 # shellcheck source=../slurm-headers/pins/24.11.5

@@ -80,6 +80,15 @@ series_build() {
 mkdir -p target/packages
 for series in ${TEST_SERIES-24.11 26.05}; do
     series_build "$series"
+    if [ "$series" = 24.11 ]; then
+        # A site's own build: the packages SchedMD's Debian packaging, slurm.spec and a prefix
+        # expect, from the pin's source tree (tests/e2e/tests/e2e_packages.rs reads them). First,
+        # in the same target dir: the plain build below is then the last one again.
+        say "Slurm 24.11: the site packages from the pin's source tree (SchedMD's .deb, .rpm, tarball)"
+        site_tree=$(SLURM_PIN=$pin bash scripts/fetch-slurm-source.sh | tail -1)
+        SLURM_SRC=$site_tree SITE_TARGET_DIR=target bash scripts/package.sh >/dev/null
+        export NVL72_SITE_SLURM_SRC=$site_tree NVL72_SITE_PACKAGES=$REPO/target/site-$pin
+    fi
     say "Slurm $series: build with the test-only fault-injection switch (tests/e2e/tests/e2e_faults.rs)"
     SLURM_PIN=$pin SLURM_SERIES=$series cargo build --profile "$profile" -p topology_nvl72 --features fault-injection
     mkdir -p "target/fault-injection/$profile"

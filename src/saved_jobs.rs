@@ -150,8 +150,18 @@ unsafe fn unpack_all(
                 held.push(HeldJob { id, trays });
             }
         }
-        // SAFETY: the record came from job_record_unpack and is referenced nowhere else.
-        unsafe { b::job_record_delete(job.cast()) };
+        // job_record_delete queues a finished job's id on slurmctld's purge_files_list
+        // (common/job_record.c, `_delete_job_details`), whose thread then removes that job's
+        // batch directory: for a finished array meta record with a requeued task still
+        // pending, the script the task needs (slurmctld dies with "Unable to load job batch
+        // script" when it starts the task). This copy is the plugin's own, so it is freed
+        // as a pending record, which queues nothing.
+        // SAFETY: the record came from job_record_unpack and is referenced nowhere else;
+        // job_state is a plain field of it.
+        unsafe {
+            (*job).job_state = b::job_states_JOB_PENDING;
+            b::job_record_delete(job.cast());
+        }
     }
     // SAFETY: `buf` came from init_buf and is freed once.
     unsafe { b::slurm_free_buf(buf) };

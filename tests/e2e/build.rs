@@ -34,6 +34,12 @@ fn main() {
     if name == "26.05" && prefix.is_none() && debs.is_none() {
         println!("cargo:rustc-cfg=debian_upgrade");
     }
+    // The site packages (SLURM_SRC=<tree> scripts/package.sh) are built from the pin's source
+    // tree, which only 24.11.5's pin is (26.05.5's is Debian's binaries).
+    println!("cargo::rustc-check-cfg=cfg(site_packages)");
+    if name == "24.11" && prefix.is_none() {
+        println!("cargo:rustc-cfg=site_packages");
+    }
     for cfg in series.cfgs {
         println!("cargo:rustc-cfg={cfg}");
     }

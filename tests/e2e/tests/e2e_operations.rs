@@ -4,7 +4,7 @@
 
 use nvl72_e2e as lab;
 
-use lab::{racks, Lab};
+use lab::{racks, show_field, Lab};
 
 const LOADED: &str = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
 
@@ -263,5 +263,79 @@ fn private_node_data_hides_which_trays_are_busy() {
             !out.contains("gb019,") && !out.contains("AllocatedNodes"),
             "{out}"
         );
+    }
+}
+
+/// An array task requeued and held while the task that holds the array's job id finishes:
+/// its batch script is the array's (`hash.<n>/job.<array id>/script`) and must outlive the
+/// finished record until the task has run.
+///
+/// The plugin reads slurmctld's saved job records at every load (the held trays a rack edit
+/// may not move) and freed them with Slurm's `job_record_delete`, which queues every
+/// *finished* job's batch directory for slurmctld's purge thread. After a reconfigure that
+/// thread removed the array's directory at the next one: the held task was set FAILED
+/// ("Script for JobId=... lost"), and in the chaos storm (seed 51, two controllers) both
+/// slurmctlds died on "fatal: _build_launch_job_msg: Unable to load job batch script".
+/// topology/block reads no saved records, so stock Slurm keeps the script and passes.
+#[test]
+fn a_reconfigure_keeps_the_batch_script_of_a_requeued_array_task() {
+    let (lab, _g) = Lab::claim();
+    // The task holding the array's job id ends at once; the other one runs on.
+    let array = lab
+        .sbatch(
+            &["--array=0-1", "--requeue", "-N1", "--exclusive"],
+            r#"if [ "$SLURM_JOB_ID" = "$SLURM_ARRAY_JOB_ID" ]; then sleep 5; else sleep 600; fi"#,
+        )
+        .expect("sbatch --array");
+    let tasks = |lab: &Lab| lab.run(&["squeue", "-h", "-j", &array.to_string(), "-o", "%i %A %T"]);
+    lab.wait_for("both array tasks running", || {
+        tasks(lab).matches("RUNNING").count() == 2
+    });
+    let other = tasks(lab)
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[1] != array.to_string()).then(|| f[0].to_string())
+        })
+        .expect("the task without the array's job id");
+    lab.run(&["scontrol", "requeuehold", &other]);
+    lab.wait_for("the array's own record finished", || {
+        show_field(
+            &lab.run(&["scontrol", "show", "job", &array.to_string()]),
+            "JobState",
+        ) == "COMPLETED"
+    });
+    let script = lab.state_file(&format!("hash.{}/job.{array}/script", array % 10));
+    assert!(
+        script.is_file(),
+        "{} missing before any reconfigure",
+        script.display()
+    );
+
+    let from = lab.ctld_log_len();
+    for _ in 0..2 {
+        let at = lab.ctld_log_len();
+        assert!(lab.reconfigure_until(at, LOADED));
+    }
+    assert!(
+        script.is_file(),
+        "{} removed by a reconfigure",
+        script.display()
+    );
+    lab.run(&["scontrol", "release", &other]);
+    // A requeued job waits for its BeginTime (120 s after the requeue); an admin's way past it.
+    lab.run(&[
+        "scontrol",
+        "update",
+        &format!("jobid={other}"),
+        "StartTime=now",
+    ]);
+    lab.wait_for("the requeued task running again", || {
+        lab.run(&["squeue", "-h", "-j", &other, "-o", "%T"]).trim() == "RUNNING"
+    });
+    assert!(lab.ctld_up());
+    let log = lab.ctld_log_since(from);
+    for bad in ["Script for JobId", "Could not open script file", "fatal"] {
+        assert!(!log.contains(bad), "{bad} in slurmctld.log:\n{log}");
     }
 }

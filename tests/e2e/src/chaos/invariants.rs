@@ -108,6 +108,26 @@ pub fn every_job_accounted_for(
     found
 }
 
+/// Every pending job still has the batch script it will run: slurmctld keeps it in
+/// StateSaveLocation under the id sbatch returned (an array task and a hetjob component run
+/// their array's or leader's script) and dies when it starts a job whose script is gone
+/// ("Unable to load job batch script"). `has_script` says whether that id's file exists.
+pub fn pending_jobs_keep_their_scripts(
+    jobs: &[JobRecord],
+    has_script: impl Fn(u32) -> bool,
+) -> Vec<String> {
+    let pending: BTreeSet<u32> = jobs
+        .iter()
+        .filter(|j| j.state == "PENDING")
+        .map(|j| j.submitted_as)
+        .collect();
+    pending
+        .into_iter()
+        .filter(|&id| !has_script(id))
+        .map(|id| format!("job {id} is pending and its batch script is gone"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +197,17 @@ mod tests {
         let found = inside_allowed_racks(&[one, split], &rules, &racks());
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].starts_with("job 2 "), "{found:?}");
+    }
+
+    #[test]
+    fn a_pending_array_task_whose_array_script_is_gone_is_a_violation() {
+        let mut task = running(12, &[], &[]);
+        task.state = "PENDING".into();
+        task.submitted_as = 10;
+        let finished_meta = running(10, &["gb001"], &[0]);
+        let found = pending_jobs_keep_their_scripts(&[task.clone(), finished_meta], |id| id != 10);
+        assert_eq!(found, ["job 10 is pending and its batch script is gone"]);
+        assert!(pending_jobs_keep_their_scripts(&[task], |id| id == 10).is_empty());
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod records;
 pub mod requests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -33,6 +33,7 @@ pub type Up<'a> = &'a dyn Fn(&[(&str, &str)]) -> String;
 pub struct Summary {
     pub seed: u64,
     pub steps: usize,
+    /// Jobs sbatch accepted that Slurm still knew at the end (not those in `lost_by_slurm`).
     pub accepted: usize,
     pub refused: usize,
     /// Per operation: how many, and milliseconds spent in them.
@@ -503,6 +504,11 @@ impl<'a> Storm<'a> {
             &queue,
         ));
         found.extend(self.racks_whole(&rack_of));
+        found.extend(invariants::pending_jobs_keep_their_scripts(&jobs, |id| {
+            self.lab
+                .state_file(&format!("hash.{}/job.{id}/script", id % 10))
+                .is_file()
+        }));
         found.extend(self.plugin_errors(&lines));
         if !found.is_empty() {
             panic!(
@@ -690,21 +696,30 @@ impl<'a> Storm<'a> {
             self.lab.log("slurmctld.log"),
         );
         let _ = std::fs::write(dir.join("slurmctld-ctl2.log"), self.lab.backup_log());
-        let listing: Vec<String> = std::fs::read_dir(self.lab.dir.join("var/state"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| {
-                        let meta = e.metadata().ok();
-                        let size = meta.as_ref().map_or(0, |m| m.len());
-                        let modified = meta.and_then(|m| m.modified().ok());
-                        format!("{} {size} {modified:?}", e.file_name().to_string_lossy())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut listing = Vec::new();
+        list_tree(&self.lab.dir.join("var/state"), "", &mut listing);
         let _ = std::fs::write(dir.join("state-listing.txt"), listing.join("\n"));
         let _ = std::fs::write(dir.join("journal.txt"), self.journal.join("\n"));
         dir
+    }
+}
+
+/// Every file under `dir` with its size and time, paths relative to it: the state directory
+/// down to each job's batch script (`hash.<n>/job.<id>/script`).
+fn list_tree(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = format!("{prefix}{}", e.file_name().to_string_lossy());
+        let meta = e.metadata().ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            list_tree(&e.path(), &format!("{name}/"), out);
+            continue;
+        }
+        let size = meta.as_ref().map_or(0, |m| m.len());
+        let modified = meta.and_then(|m| m.modified().ok());
+        out.push(format!("{name} {size} {modified:?}"));
     }
 }
 
