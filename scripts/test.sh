@@ -252,8 +252,8 @@ done
 
 # SchedMD's own Debian packages of a release (slurm-smd*, built with debuild from SchedMD's
 # release tree; docs/install.md): with the folder and the tree, the whole suite against a lab
-# that installs them (lab-up.sh's SLURM_DEBS mode), the plugin built against the tree in
-# target/slurm-<release>.
+# that installs them (lab-up.sh's SLURM_DEBS mode) and the project's package for slurm-smd
+# (scripts/package.sh with SLURM_SRC, built against the tree in target/slurm-<release>).
 smd_given=0
 for series in 24.11 25.05 25.11 26.05 26.11; do
     dvar=SLURM_DEBS_${series/./_}
@@ -275,26 +275,28 @@ for series in 24.11 25.05 25.11 26.05 26.11; do
     say "Slurm $release, SchedMD's packages: clippy against $tree, warnings denied"
     lint "clippy $release smd" env SLURM_SRC="$tree" SLURM_SERIES="$series" SLURM_DEBS="$debs" \
         cargo clippy --release -p topology_nvl72 -p nvl72-e2e --all-targets --target-dir "target/slurm-$release" -- -D warnings
-    say "Slurm $release, SchedMD's packages: build against $tree (the plugin and nvl72)"
+    say "Slurm $release, SchedMD's packages: the package for slurm-smd, built against $tree"
     set +e
     (
         set -e
         export SLURM_SRC=$tree SLURM_DEBS=$debs SLURM_SERIES=$series
-        cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir "target/slurm-$release"
         say "Slurm $release, SchedMD's packages: build with the test-only fault-injection switch (tests/e2e/tests/e2e_faults.rs)"
         cargo build --release -p topology_nvl72 --features fault-injection --target-dir "target/fault-injection-$release"
+        SITE_TARGET_DIR=target/slurm-$release bash scripts/package.sh >/dev/null
     )
     brc=$?
     set -e
-    if [ "$brc" != 0 ]; then rc=1; continue; fi
-    say "Slurm $release, SchedMD's packages: lab on $debs (fresh logs)"
+    smd_pkg=$(compgen -G "target/site-$release/topology-nvl72_*+slurm${release}-*_amd64.deb" | head -n 1 || true)
+    if [ "$brc" != 0 ] || [ -z "$smd_pkg" ]; then rc=1; continue; fi
+    smd_pkg=$REPO/$smd_pkg
+    say "Slurm $release, SchedMD's packages: lab on $debs with $(basename "$smd_pkg") (fresh logs)"
     started+=("$series||$debs")
-    if ! SLURM_DEBS=$debs SLURM_SERIES=$series CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh; then
+    if ! SLURM_DEBS=$debs SLURM_SERIES=$series PACKAGE=$smd_pkg CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh; then
         rc=1; continue
     fi
     say "Slurm $release, SchedMD's packages: tests"
     set +e
-    SLURM_SRC=$tree SLURM_DEBS=$debs SLURM_SERIES=$series \
+    SLURM_SRC=$tree SLURM_DEBS=$debs SLURM_SERIES=$series PACKAGE=$smd_pkg \
         NVL72_FAULT_PLUGIN="$REPO/target/fault-injection-$release/release/libtopology_nvl72.so" \
         cargo test --release --target-dir "target/slurm-$release" -p topology_nvl72 -p nvl72-e2e --all-targets --no-fail-fast 2>&1 | tee -a "$log"
     [ "${PIPESTATUS[0]}" = 0 ] || rc=1

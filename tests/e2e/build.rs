@@ -35,9 +35,10 @@ fn main() {
         println!("cargo:rustc-cfg=debian_upgrade");
     }
     // The site packages (SLURM_SRC=<tree> scripts/package.sh) are built from the pin's source
-    // tree, which only 24.11.5's pin is (26.05.5's is Debian's binaries).
+    // tree, which only 24.11.5's pin is (26.05.5's is Debian's binaries); a lab of SchedMD's
+    // packages (SLURM_DEBS) runs without them.
     println!("cargo::rustc-check-cfg=cfg(site_packages)");
-    if name == "24.11" && prefix.is_none() {
+    if name == "24.11" && prefix.is_none() && debs.is_none() {
         println!("cargo:rustc-cfg=site_packages");
     }
     for cfg in series.cfgs {
