@@ -15,7 +15,8 @@
 #                       (a new slurmd, of this or another LAB_ROOTFS, takes the steps over)
 #        --keep-accounting  keep slurmdbd and mariadbd running (lab-up.sh's restarts with
 #                       ACCOUNTING=1 and an unchanged slurmdbd.conf)
-# Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation) and LAB (default
+# Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation), SLURM_DEBS (SchedMD's
+#        packages) and LAB (default
 #        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
 #        an installation of 25.11, ...) and LAB_ROOTFS: the same as given to lab-up.sh
 #        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
@@ -31,7 +32,7 @@ for a in "$@"; do
         --keep-jobs)   KEEP_JOBS=1 ;;
         --keep-accounting) KEEP_ACCT=1 ;;
         --keep-steps)  KEEP_STEPS=1; KEEP_JOBS=1; KEEP_MOUNTS=1 ;;
-        -h|--help)     sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help)     sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
