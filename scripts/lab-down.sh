@@ -18,7 +18,8 @@
 #        --slurmctld-only  stop slurmctld alone (implies --keep-steps): the slurmd keep
 #                       running, the first half of Slurm's upgrade order (a newer slurmctld, of
 #                       another LAB_ROOTFS, starts next with lab-up.sh's SLURMD=0)
-# Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation) and LAB (default
+# Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation), SLURM_DEBS (SchedMD's
+#        packages) and LAB (default
 #        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
 #        an installation of 25.11, ...) and LAB_ROOTFS: the same as given to lab-up.sh
 #        STOP_WAIT=15  seconds between SIGTERM and SIGKILL (more for a slurmctld under valgrind,
@@ -35,7 +36,7 @@ for a in "$@"; do
         --keep-accounting) KEEP_ACCT=1 ;;
         --keep-steps)  KEEP_STEPS=1; KEEP_JOBS=1; KEEP_MOUNTS=1 ;;
         --slurmctld-only) CTLD_ONLY=1; KEEP_STEPS=1; KEEP_JOBS=1; KEEP_MOUNTS=1 ;;
-        -h|--help)     sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help)     sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done

@@ -5,7 +5,8 @@
 # $LAB/rootfs), VAR (runtime
 # data; the same path on the host and inside the chroot), LAB_SCRIPTS (this folder), LAB_REPO
 # (its parent, the repo); SLURM_PREFIX (exported, "" for Debian's Slurm), PREFIX_VERSION (the
-# installation's release, e.g. 25.11.7, or ""), LAB_ENV (a command prefix that runs a Slurm
+# installation's release, e.g. 25.11.7, or ""), SLURM_DEBS (exported, "" unless SchedMD's
+# packages), SMD_VERSION (their Debian version, e.g. 26.05.3-1, or ""), LAB_ENV (a command prefix that runs a Slurm
 # command inside the chroot: empty for Debian's Slurm; for an installation "env PATH=<its bin
 # and sbin>:... SLURM_CONF=/etc/slurm/slurm.conf"; use it as chroot "$ROOT" "${LAB_ENV[@]}" CMD).
 # Env: SLURM_SERIES=24.11 (or 26.05) — which Debian Slurm the lab runs; it picks LAB's default.
@@ -13,12 +14,19 @@
 #      `make install`: sbin/slurmctld, bin/sbatch, lib/slurm/); its release (from
 #      SLURM_VERSION_NUMBER in include/slurm/slurm_version.h, else `sbin/slurmctld -V`) sets SLURM_SERIES, which must
 #      match when given. Supported: 25.05, 25.11, 26.11, and also 24.11 and 26.05 builds.
+#      SLURM_DEBS=/var/tmp/smd-debs/26.05.3 — instead, SchedMD's own Debian packages
+#      (slurm-smd_<version>_amd64.deb and its siblings, built with debuild from SchedMD's release
+#      tree) in that folder; their version (SMD_VERSION, e.g. 26.05.3-1, read with dpkg-deb from
+#      slurm-smd_*.deb) sets SLURM_SERIES, which must match when given. Not with SLURM_PREFIX.
 #      LAB=/var/tmp/nvl72-lab (24.11) or /var/tmp/nvl72-lab-26.05 (26.05); with SLURM_PREFIX
 #      /var/tmp/nvl72-lab-25.05, /var/tmp/nvl72-lab-25.11 (/var/tmp/nvl72-lab-prefix-24.11,
-#      -26.05 and -26.11 for those series) — must be the same for every lab script.
+#      -26.05 and -26.11 for those series); with SLURM_DEBS /var/tmp/nvl72-lab-smd-<series>
+#      — must be the same for every lab script.
 
 SLURM_PREFIX=${SLURM_PREFIX:-}
 PREFIX_VERSION=""
+SLURM_DEBS=${SLURM_DEBS:-}
+SMD_VERSION=""
 LAB_ENV=()
 # prefix_version: the release of the installation at SLURM_PREFIX, or nothing
 prefix_version() {
@@ -33,7 +41,41 @@ prefix_version() {
     [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] && echo "${BASH_REMATCH[0]}"
     return 0
 }
-if [ -n "$SLURM_PREFIX" ]; then
+# smd_version: the Debian version of SchedMD's slurm-smd package in SLURM_DEBS, or nothing
+smd_version() {
+    local debs=("$SLURM_DEBS"/slurm-smd_*.deb) v=""
+    [ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || return 0
+    v=$(dpkg-deb -f "${debs[0]}" Version 2>/dev/null) || v=""
+    # without dpkg-deb: the file name, slurm-smd_26.05.3-1_amd64.deb
+    [ -n "$v" ] || { v=${debs[0]##*/slurm-smd_}; v=${v%%_*}; }
+    [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] && echo "$v"
+    return 0
+}
+if [ -n "$SLURM_DEBS" ]; then
+    [ -z "$SLURM_PREFIX" ] || { echo "give SLURM_DEBS (SchedMD's packages) or SLURM_PREFIX (an installation), not both" >&2; exit 2; }
+    case $SLURM_DEBS in
+        /?*) SLURM_DEBS=${SLURM_DEBS%/} ;;
+        *) echo "SLURM_DEBS must be an absolute path, got '$SLURM_DEBS'" >&2; exit 2 ;;
+    esac
+    case $SLURM_DEBS in
+        *[[:space:]]*) echo "SLURM_DEBS must not contain whitespace: '$SLURM_DEBS'" >&2; exit 2 ;;
+    esac
+    n=$(compgen -G "$SLURM_DEBS/slurm-smd_*.deb" | wc -l)
+    [ "$n" = 1 ] || { echo "SLURM_DEBS=$SLURM_DEBS must hold exactly one slurm-smd_<version>_<arch>.deb (SchedMD's packages, built with debuild from its release tree; docs/install.md), found $n" >&2; exit 2; }
+    SMD_VERSION=$(smd_version)
+    [ -n "$SMD_VERSION" ] || { echo "cannot read the version of $(compgen -G "$SLURM_DEBS/slurm-smd_*.deb")" >&2; exit 2; }
+    s=${SMD_VERSION%%-*}; s=${s%.*}
+    if [ -n "${SLURM_SERIES:-}" ] && [ "$SLURM_SERIES" != "$s" ]; then
+        echo "SLURM_SERIES=$SLURM_SERIES, but SchedMD's packages in SLURM_DEBS=$SLURM_DEBS are Slurm $SMD_VERSION (series $s); unset SLURM_SERIES or make them match" >&2
+        exit 2
+    fi
+    SLURM_SERIES=$s
+    unset s n
+    case $SLURM_SERIES in
+        24.11|25.05|25.11|26.05|26.11) LAB=${LAB:-/var/tmp/nvl72-lab-smd-$SLURM_SERIES} ;;
+        *) echo "SchedMD's packages in SLURM_DEBS=$SLURM_DEBS are Slurm $SMD_VERSION; topology/nvl72 supports the series 24.11, 25.05, 25.11, 26.05 and 26.11" >&2; exit 2 ;;
+    esac
+elif [ -n "$SLURM_PREFIX" ]; then
     # The path as given (not resolved): the installation's binaries have it compiled in, and
     # the chroot holds its copy at the same path.
     SLURM_PREFIX=${SLURM_PREFIX%/}
@@ -75,7 +117,7 @@ else
         *) echo "SLURM_SERIES must be 24.11 (Debian trixie) or 26.05 (Debian sid), got '$SLURM_SERIES' (or give SLURM_PREFIX=<a Slurm installation>)" >&2; exit 2 ;;
     esac
 fi
-export SLURM_SERIES SLURM_PREFIX
+export SLURM_SERIES SLURM_PREFIX SLURM_DEBS
 LAB=$(readlink -m "$LAB")       # canonical: compared with /proc/PID/root and /proc/mounts
 export LAB
 # LAB_ROOTFS: the chroot, $LAB/rootfs unless given. Two chroots of different Slurm releases

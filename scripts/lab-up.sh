@@ -6,7 +6,10 @@
 # (Debian sid, Slurm 26.05.5-1), each in its own LAB with its own ports, so both can run at once.
 # Or a site's own Slurm build: SLURM_PREFIX=/opt/slurm-25.11.7 (an installation made with make
 # install; its series is read from it) runs that installation instead, in a trixie chroot
-# without Debian's Slurm that holds a copy of it, in a LAB and on ports of its own.
+# without Debian's Slurm that holds a copy of it, in a LAB and on ports of its own.  Or SchedMD's
+# own Debian packages: SLURM_DEBS=/var/tmp/smd-debs/26.05.3 (slurm-smd*.deb, built with debuild
+# from SchedMD's release tree) installed with apt in a trixie chroot, in a LAB and on ports of
+# their own.
 #
 # Idempotent.  In order it:
 #   1. builds the rootfs if missing (debootstrap trixie/sid minbase into rootfs.tmp, pinned
@@ -37,8 +40,21 @@
 #                             and the plugins auth/munge, cred/munge, select/cons_tres, gres/gpu,
 #                             proctrack/linuxproc, sched/backfill (checked).  Pass it to
 #                             lab-down.sh and sl too.
+#   SLURM_DEBS []             a folder with SchedMD's Debian packages of one release: slurm-smd,
+#                             slurm-smd-client, slurm-smd-slurmctld, slurm-smd-slurmd (and
+#                             slurm-smd-slurmdbd for ACCOUNTING=1), _<version>_amd64.deb, built
+#                             from SchedMD's release tree with debuild and multiple-slurmd support
+#                             (docs/install.md, "SchedMD's Debian packages").  Installed with apt
+#                             from the folder (apt takes their dependencies from the mirror) into a
+#                             trixie chroot instead of Debian's slurm-wlm; the series is read from
+#                             slurm-smd's version.  PluginDir is SchedMD's
+#                             /usr/lib/x86_64-linux-gnu/slurm; the configuration /etc/slurm.
+#                             PLUGIN (with NVL72_BIN) or PACKAGE (the project's .deb for SchedMD's
+#                             packages: its Depends on slurm-smd is checked by dpkg).  Pass it to
+#                             lab-down.sh and sl too.
 #   LAB [/var/tmp/nvl72-lab | /var/tmp/nvl72-lab-26.05; SLURM_PREFIX: /var/tmp/nvl72-lab-25.05,
-#        /var/tmp/nvl72-lab-25.11, /var/tmp/nvl72-lab-prefix-24.11 | -26.05]
+#        /var/tmp/nvl72-lab-25.11, /var/tmp/nvl72-lab-prefix-24.11 | -26.05;
+#        SLURM_DEBS: /var/tmp/nvl72-lab-smd-<series>]
 #                             lab folder: rootfs/ (chroot) and var/
 #                             (state, spool, log, run, jobs, fakedev).  Must be on a filesystem
 #                             without nodev.  A rootfs holds one series; another one is refused.
@@ -63,11 +79,14 @@
 #                             when it does not, or when LAB has a rootfs already
 #   TOPO [nvl72]              nvl72 | block | tree | none (topology/default)
 #   PLUGIN [<repo>/target/release/libtopology_nvl72.so; 26.05: target/slurm-26-05/...;
-#           SLURM_PREFIX: target/slurm-<series>/release/...]   installed as topology_nvl72.so
-#   NVL72_BIN [next to PLUGIN]  SLURM_PREFIX only: the nvl72 tool, installed as /usr/local/bin/nvl72
+#           SLURM_PREFIX: target/slurm-<series>/release/...; SLURM_DEBS:
+#           target/slurm-<release>/release/..., e.g. target/slurm-26.05.3]   installed as topology_nvl72.so
+#   NVL72_BIN [next to PLUGIN]  SLURM_PREFIX, and SLURM_DEBS without PACKAGE: the nvl72 tool,
+#                             installed as /usr/local/bin/nvl72
 #   PACKAGE []                the topology-nvl72 .deb (scripts/package.sh) to install with dpkg in
 #                             the chroot instead of copying PLUGIN (plugin + /usr/bin/nvl72);
-#                             not with SLURM_PREFIX
+#                             not with SLURM_PREFIX; with SLURM_DEBS the package built for
+#                             SchedMD's packages (Depends: slurm-smd of that release)
 #   WAIT_NODES [1]            0 = return once every daemon runs, without waiting for the nodes to
 #                             be up (the chaos storm restarts daemons while it keeps trays down)
 #   SLURMD [1]                0 = start munged and slurmctld only: the slurmd that run (of another
@@ -92,10 +111,12 @@
 #                             AccountingStorageEnforce); sacct works.  Installs mariadb-server and
 #                             slurmdbd + slurm-wlm-mysql-plugin (= the lab's Slurm) in the chroot
 #                             when missing; SLURM_PREFIX: its sbin/slurmdbd and
-#                             lib/slurm/accounting_storage_mysql.so (checked).  Switching back to 0
+#                             lib/slurm/accounting_storage_mysql.so (checked); SLURM_DEBS:
+#                             slurm-smd-slurmdbd from the folder.  Switching back to 0
 #                             restarts the lab without them (lab-down.sh stops them).  See
 #                             docs/lab.md, "Accounting (ACCOUNTING=1)".
-#   DBD_PORT [CTLD_PORT+2: 6819 | 6829; SLURM_PREFIX 6889, 6899, 6909, 6929]  slurmdbd's port
+#   DBD_PORT [CTLD_PORT+2: 6819 | 6829; SLURM_PREFIX 6889, 6899, 6909, 6929; SLURM_DEBS 6999]
+#                             slurmdbd's port
 #   DBD_WAIT [60]             seconds to wait for mariadbd, then slurmdbd, to answer
 #   WAIT [120]                seconds to wait for all nodes to be idle
 #   CTLD_WRAP []              command prefix for slurmctld, split at whitespace (no quoting), e.g.
@@ -118,7 +139,8 @@
 #   SECURITY_MIRROR [from the host's apt sources]  (24.11 only; sid has none)
 #   CTLD_PORT [6817 | 6827], PORT0 [17000 | 18000] (gbNNN listens on PORT0+NNN),
 #   CPU_PORT0 [17900 | 18900]; SLURM_PREFIX: 25.05 6887, 19000, 19900; 25.11 6897, 28000,
-#   28900; 24.11 6907, 16000, 16900; 26.05 6927, 29000, 29900; 26.11 6937, 26600, 26900
+#   28900; 24.11 6907, 16000, 16900; 26.05 6927, 29000, 29900; 26.11 6937, 26600, 26900;
+#   SLURM_DEBS (any series): 6997, 11000, 11900
 #
 # Clients: scripts/sl sinfo | sbatch ... | squeue ...      Stop: scripts/lab-down.sh
 set -euo pipefail
@@ -131,7 +153,15 @@ set -euo pipefail
 # slurm-headers/pins/<version>, checked below.
 # With SLURM_PREFIX (an installation of the site's own Slurm build) the chroot is a trixie
 # minbase without Debian's Slurm, and holds a copy of the installation at the same path.
-if [ -n "$SLURM_PREFIX" ]; then
+# With SLURM_DEBS (SchedMD's packages) it is a trixie minbase with those packages.
+if [ -n "$SLURM_DEBS" ]; then
+    SLURM_DEBIAN_VERSION=""; SUITE=trixie
+    SLURM_VERSION=${SMD_VERSION%%-*}                # upstream version, e.g. 26.05.3
+    # Clear of every port above and of the labs the tests start for these packages
+    # (failover 6981/10000, chaos 6983/10400; tests/e2e/src/env.rs), in 10000-11999, which no
+    # other lab uses.
+    DEF_CTLD_PORT=6997; DEF_PORT0=11000; DEF_CPU_PORT0=11900
+elif [ -n "$SLURM_PREFIX" ]; then
     SLURM_DEBIAN_VERSION=""; SUITE=trixie
     SLURM_VERSION=$PREFIX_VERSION
     # Ports clear of the Debian labs (6817/17000/17900, 6827/18000/18900), scripts/sched-cost.sh
@@ -162,7 +192,11 @@ TOPO=${TOPO:-nvl72}
 # The build for this series: cargo's release profile (24.11) or the series' own profile.
 # SLURM_PREFIX: the build against that release's source tree, in its own target dir
 # (SLURM_SRC=<tree> cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir target/slurm-25.11).
-if [ -n "$SLURM_PREFIX" ]; then
+# SLURM_DEBS: the same against SchedMD's release tree, in a target dir named by the release
+# (--target-dir target/slurm-26.05.3).
+if [ -n "$SLURM_DEBS" ]; then
+    PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-$SLURM_VERSION/release/libtopology_nvl72.so}
+elif [ -n "$SLURM_PREFIX" ]; then
     PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-$SLURM_SERIES/release/libtopology_nvl72.so}
 else
 case $SLURM_SERIES in
@@ -170,7 +204,8 @@ case $SLURM_SERIES in
     *) PLUGIN=${PLUGIN:-$LAB_REPO/target/slurm-${SLURM_SERIES/./-}/libtopology_nvl72.so} ;;
 esac
 fi
-# SLURM_PREFIX only: the nvl72 tool, installed as /usr/local/bin/nvl72 in the chroot when it exists
+# SLURM_PREFIX and SLURM_DEBS: the nvl72 tool, installed as /usr/local/bin/nvl72 in the chroot
+# when it exists (with SLURM_DEBS only without PACKAGE, whose /usr/bin/nvl72 it would hide)
 NVL72_BIN=${NVL72_BIN:-$(dirname "$PLUGIN")/nvl72}
 PACKAGE=${PACKAGE:-}
 TOPOLOGY_TOML=${TOPOLOGY_TOML:-}
@@ -207,6 +242,11 @@ if [ -n "$SLURM_PREFIX" ]; then
     PKGS=()
     PLUGDIR=$SLURM_PREFIX/lib/slurm     # slurm.conf's PluginDir (the copy inside the chroot)
     SBIN=$SLURM_PREFIX/sbin
+elif [ -n "$SLURM_DEBS" ]; then
+    # SchedMD's packages, all of SMD_VERSION, installed from the folder SLURM_DEBS; their
+    # compiled-in PluginDir (slurm.conf names none, as with Debian's)
+    PKGS=(slurm-smd slurm-smd-client slurm-smd-slurmctld slurm-smd-slurmd)
+    PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm
 fi
 MARKER=.nvl72-lab-rootfs                                         # written last into a finished rootfs
 TMPROOT=$ROOT.tmp
@@ -266,6 +306,7 @@ case $TOPO in nvl72|block|tree|none) ;; *) die "TOPO must be nvl72, block, tree 
 if [ "$TOPO" = nvl72 ]; then
     [ -z "$PACKAGE" ] || [ -f "$PACKAGE" ] || die "PACKAGE=$PACKAGE does not exist — build it with scripts/package.sh"
     if [ -n "$SLURM_PREFIX" ]; then build_hint="SLURM_SRC=<the source tree of Slurm $SLURM_VERSION> cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir target/slurm-$SLURM_SERIES"
+    elif [ -n "$SLURM_DEBS" ]; then build_hint="SLURM_SRC=<SchedMD's release tree of Slurm $SLURM_VERSION> SLURM_SERIES=$SLURM_SERIES cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir target/slurm-$SLURM_VERSION"
     else build_hint="cargo build --release -p topology_nvl72"; fi
     [ -n "$PACKAGE" ] || [ -f "$PLUGIN" ] || die "plugin $PLUGIN does not exist — build it first: $build_hint (or set PLUGIN=/path/to/libtopology_nvl72.so, or use TOPO=block)"
     [ -n "$PACKAGE" ] || [ -s "$PLUGIN" ] || die "plugin $PLUGIN is empty"
@@ -295,9 +336,18 @@ if [ -n "$SLURM_PREFIX" ]; then
   libmariadb-dev, then configure, make, make install), or run ACCOUNTING=0.")"
     fi
 fi
+if [ -n "$SLURM_DEBS" ]; then
+    # SchedMD's packages: one version, the four the lab runs (and slurmdbd for accounting)
+    smd_pkgs=("${PKGS[@]}"); [ "$ACCOUNTING" = 0 ] || smd_pkgs+=(slurm-smd-slurmdbd)
+    missing=()
+    for p in "${smd_pkgs[@]}"; do
+        [ -f "$SLURM_DEBS/${p}_${SMD_VERSION}_amd64.deb" ] || missing+=("${p}_${SMD_VERSION}_amd64.deb")
+    done
+    [ ${#missing[@]} = 0 ] || die "SLURM_DEBS=$SLURM_DEBS lacks ${missing[*]} (SchedMD's packages of one release, as dpkg-buildpackage writes them; docs/install.md)"
+fi
 # The pin the plugin is built against: slurm-headers/pins/<version> (checked when present).
 pinfile=$LAB_REPO/slurm-headers/pins/$SLURM_VERSION
-if [ -z "$SLURM_PREFIX" ] && [ -r "$pinfile" ]; then
+if [ -z "$SLURM_PREFIX" ] && [ -z "$SLURM_DEBS" ] && [ -r "$pinfile" ]; then
     # shellcheck disable=SC1090
     pin=$(. "$pinfile" && echo "${SLURM_DEBIAN_VERSION:-}")
     [ -z "$pin" ] || [ "$pin" = "$SLURM_DEBIAN_VERSION" ] ||
@@ -333,6 +383,26 @@ ensure_debootstrap() {
     exec 8>&-
 }
 
+# smd_apt_install DIR PKG...: apt-get install in the chroot DIR, where a PKG of SchedMD's
+# (slurm-smd*) is its .deb from SLURM_DEBS (copied into DIR/tmp for the install) and any other
+# a package of the mirror.
+smd_apt_install() {
+    local d=$1 p args=() rc=0
+    shift
+    rm -rf "$d/tmp/nvl72-smd-debs"; mkdir -p "$d/tmp/nvl72-smd-debs"
+    for p in "$@"; do
+        case $p in
+            slurm-smd*) cp "$SLURM_DEBS/${p}_${SMD_VERSION}_amd64.deb" "$d/tmp/nvl72-smd-debs/" || return 1
+                        args+=("/tmp/nvl72-smd-debs/${p}_${SMD_VERSION}_amd64.deb") ;;
+            *) args+=("$p") ;;
+        esac
+    done
+    chroot "$d" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        --allow-downgrades "${args[@]}" || rc=$?
+    rm -rf "$d/tmp/nvl72-smd-debs"
+    return "$rc"
+}
+
 # install_slurm DIR: pinned Slurm + munge (+ python3 for tests) into the chroot DIR.
 install_slurm() {
     local d=$1 mirror found p v bad=""
@@ -358,6 +428,21 @@ EOF
         log "installing munge, python3 (Slurm is the installation at $SLURM_PREFIX)"
         chroot "$d" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
             munge python3 >/dev/null || die "apt-get install munge python3 failed inside the chroot $d"
+        chroot "$d" apt-get clean
+        return 0
+    fi
+    if [ -n "$SLURM_DEBS" ]; then
+        # SchedMD's packages from the folder: apt installs them as local files and takes their
+        # dependencies (libraries, munge) from the mirror.
+        log "installing SchedMD's ${PKGS[*]} $SMD_VERSION from $SLURM_DEBS, munge, python3"
+        smd_apt_install "$d" "${PKGS[@]}" munge python3 >"$LAB/apt-smd.log" 2>&1 ||
+            die "apt-get install of SchedMD's packages $SMD_VERSION failed inside the chroot $d (log: $LAB/apt-smd.log): $(tail -n 5 "$LAB/apt-smd.log")"
+        for p in "${PKGS[@]}"; do
+            # shellcheck disable=SC2016  # ${Version} is dpkg-query's, not ours
+            v=$(chroot "$d" dpkg-query -W -f='${Version}' "$p" 2>/dev/null || true)
+            [ "$v" = "$SMD_VERSION" ] || bad="$bad $p=$v"
+        done
+        [ -z "$bad" ] || die "wrong Slurm packages installed in $d:$bad (want SchedMD's $SMD_VERSION)"
         chroot "$d" apt-get clean
         return 0
     fi
@@ -387,16 +472,32 @@ $(mounts_under "$TMPROOT")"
     rm -rf --one-file-system "$TMPROOT"
 }
 
-# The marker: Debian's Slurm version, or the installation (SLURM_PREFIX) the lab copies in.
-if [ -n "$SLURM_PREFIX" ]; then MARKER_TEXT="prefix=$SLURM_PREFIX"; else MARKER_TEXT="slurm=$SLURM_DEBIAN_VERSION"; fi
+# The marker: Debian's Slurm version, the installation (SLURM_PREFIX) the lab copies in, or the
+# version of SchedMD's packages (SLURM_DEBS).
+if [ -n "$SLURM_PREFIX" ]; then MARKER_TEXT="prefix=$SLURM_PREFIX"
+elif [ -n "$SLURM_DEBS" ]; then MARKER_TEXT="smd=$SMD_VERSION"
+else MARKER_TEXT="slurm=$SLURM_DEBIAN_VERSION"; fi
 rootfs_ok() { [ "$(cat "$ROOT/$MARKER" 2>/dev/null)" = "$MARKER_TEXT" ]; }
 # A LAB holds one Slurm series: never turn a trixie/24.11 rootfs into a sid/26.05 one (or back)
 # in place.  The marker names the version; a rootfs without one names its suite in sources.list.
-# Nor a lab of Debian's Slurm into one of an installation (SLURM_PREFIX), or of another one.
+# Nor a lab of Debian's Slurm into one of an installation (SLURM_PREFIX) or of SchedMD's
+# packages (SLURM_DEBS), or of another one.
 other_series() {
-    local m p suite
+    local m p s suite
     p=$(sed -n 's/^prefix=//p' "$ROOT/$MARKER" 2>/dev/null)
     m=$(sed -n 's/^slurm=//p' "$ROOT/$MARKER" 2>/dev/null)
+    s=$(sed -n 's/^smd=//p' "$ROOT/$MARKER" 2>/dev/null)
+    if [ -n "$SLURM_DEBS" ]; then
+        [ -n "$s" ] && { echo "SchedMD's packages $s"; return 0; }      # another version
+        [ -n "$p" ] && { echo "the lab of the Slurm installation $p (SLURM_PREFIX)"; return 0; }
+        [ -n "$m" ] && { echo "Debian's Slurm $m"; return 0; }
+        # no marker: an install in place that was interrupted (slurm-smd known to dpkg) goes on
+        [ -e "$ROOT/usr/sbin/slurmctld" ] && [ ! -e "$ROOT/var/lib/dpkg/info/slurm-smd.list" ] &&
+            { echo "a Slurm that is not SchedMD's packages in /usr/sbin"; return 0; }
+        return 1
+    elif [ -n "$s" ]; then
+        echo "SchedMD's packages $s (SLURM_DEBS)"; return 0
+    fi
     if [ -n "$SLURM_PREFIX" ]; then
         [ -n "$p" ] && [ "$p" != "$SLURM_PREFIX" ] && { echo "the lab of the Slurm installation $p"; return 0; }
         [ -n "$m" ] && { echo "Debian's Slurm $m"; return 0; }
@@ -416,6 +517,7 @@ other_series() {
 if ! rootfs_ok; then
     if [ -d "$ROOT" ] && holds=$(other_series); then
         [ -z "$SLURM_PREFIX" ] || die "$ROOT holds $holds, not the lab of SLURM_PREFIX=$SLURM_PREFIX.  Use another LAB (the default for an installation of $SLURM_SERIES is used when LAB is unset)"
+        [ -z "$SLURM_DEBS" ] || die "$ROOT holds $holds, not SchedMD's packages $SMD_VERSION (SLURM_DEBS=$SLURM_DEBS).  Use another LAB (the default for SchedMD's packages of $SLURM_SERIES is used when LAB is unset), or remove this one (lab-down.sh, then rm -rf --one-file-system $ROOT)"
         die "$ROOT holds $holds, not SLURM_SERIES=$SLURM_SERIES ($SUITE).  Use another LAB (the default for $SLURM_SERIES is used when LAB is unset), or the matching SLURM_SERIES"
     fi
     if [ -d "$ROOT" ]; then
@@ -424,6 +526,7 @@ if ! rootfs_ok; then
         [ -x "$ROOT/usr/bin/apt-get" ] && [ -x "$ROOT/bin/sh" ] ||
             die "$ROOT exists but is not a usable rootfs; remove it: LAB=$LAB $LAB_SCRIPTS/lab-down.sh && rm -rf $ROOT"
         if [ -n "$SLURM_PREFIX" ]; then log "rootfs $ROOT has no $MARKER for $SLURM_PREFIX: installing munge and python3 in place"
+        elif [ -n "$SLURM_DEBS" ]; then log "rootfs $ROOT has no $MARKER for SchedMD's packages $SMD_VERSION: installing them in place"
         else log "rootfs $ROOT has no $MARKER for Slurm $SLURM_DEBIAN_VERSION: installing the pinned packages in place"; fi
         if alive "$VAR/run/slurmctld.pid" || compgen -G "$VAR/run/slurmd-*.pid" >/dev/null; then
             "$LAB_SCRIPTS/lab-down.sh" --keep-mounts
@@ -488,9 +591,11 @@ fi
 # ACCOUNTING=1: MariaDB, and Debian's slurmdbd with its MySQL storage plugin (accounting_storage_mysql.so
 # is in slurm-wlm-mysql-plugin, a dependency of slurmdbd) pinned to the lab's Slurm; only what is
 # missing or of another version.  SLURM_PREFIX: the installation brings slurmdbd (checked above).
+# SLURM_DEBS: SchedMD's slurm-smd-slurmdbd from the folder (the MySQL plugin is in slurm-smd).
 if [ "$ACCOUNTING" = 1 ]; then
     acct_pkgs=(mariadb-server)
-    [ -n "$SLURM_PREFIX" ] || acct_pkgs+=("slurmdbd=$SLURM_DEBIAN_VERSION" "slurm-wlm-mysql-plugin=$SLURM_DEBIAN_VERSION")
+    if [ -n "$SLURM_DEBS" ]; then acct_pkgs+=("slurm-smd-slurmdbd=$SMD_VERSION")
+    elif [ -z "$SLURM_PREFIX" ]; then acct_pkgs+=("slurmdbd=$SLURM_DEBIAN_VERSION" "slurm-wlm-mysql-plugin=$SLURM_DEBIAN_VERSION"); fi
     missing=()
     for p in "${acct_pkgs[@]}"; do
         # shellcheck disable=SC2016  # ${Status} ${Version} are dpkg-query's, not ours
@@ -503,12 +608,25 @@ if [ "$ACCOUNTING" = 1 ]; then
     if [ ${#missing[@]} -gt 0 ]; then
         log "ACCOUNTING=1: installing ${missing[*]} in the chroot"
         # policy-rc.d (exit 101) keeps the packages' scripts from starting mariadb or slurmdbd
+        if [ -n "$SLURM_DEBS" ]; then
+            # slurm-smd-slurmdbd=V: its .deb from SLURM_DEBS
+            smd_apt_install "$ROOT" "${missing[@]%%=*}" >"$LAB/apt-accounting.log" 2>&1 ||
+                { in_root apt-get update -q >/dev/null && smd_apt_install "$ROOT" "${missing[@]%%=*}" >"$LAB/apt-accounting.log" 2>&1; } ||
+                die "apt-get install ${missing[*]} failed inside the chroot (log: $LAB/apt-accounting.log): $(tail -n 5 "$LAB/apt-accounting.log")"
+        else
         in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --allow-downgrades "${missing[@]}" >"$LAB/apt-accounting.log" 2>&1 ||
             { in_root apt-get update -q >/dev/null &&
               in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --allow-downgrades "${missing[@]}" >"$LAB/apt-accounting.log" 2>&1; } ||
             die "apt-get install ${missing[*]} failed inside the chroot (log: $LAB/apt-accounting.log): $(tail -n 5 "$LAB/apt-accounting.log")"
+        fi
         in_root apt-get clean
     fi
+fi
+# SLURM_DEBS: the lab runs one slurmd per tray on one host, which needs a build with
+# multiple-slurmd support (SchedMD's debian/rules does not configure it; docs/install.md).
+# auth/munge carries this message only in such a build.
+if [ -n "$SLURM_DEBS" ] && ! grep -qF 'expected in multiple slurmd mode' "$ROOT$PLUGDIR/auth_munge.so"; then
+    die "SchedMD's packages in SLURM_DEBS=$SLURM_DEBS were built without multiple-slurmd support: the lab runs one slurmd per tray on one host.  Rebuild them with --enable-multiple-slurmd added to dh_auto_configure in debian/rules (docs/install.md, \"Building SchedMD's packages by hand\"), then remove the lab's rootfs"
 fi
 read -r -a ctld_wrap <<<"$CTLD_WRAP"
 if [ ${#ctld_wrap[@]} -gt 0 ]; then
@@ -810,8 +928,11 @@ elif [ "$TOPO" = nvl72 ]; then
     cmp -s "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so" ||
         { install_file "$PLUGIN" "$ROOT$PLUGDIR/topology_nvl72.so"; changed+=("topology_nvl72.so"); }
 fi
-if [ -n "$SLURM_PREFIX" ]; then
-    [ "$prefix_changed" = 0 ] || changed+=("$SLURM_PREFIX")
+[ -z "$SLURM_PREFIX" ] || [ "$prefix_changed" = 0 ] || changed+=("$SLURM_PREFIX")
+if [ -n "$SLURM_DEBS" ] && [ -n "$PACKAGE" ]; then
+    # the package's /usr/bin/nvl72, not one an earlier run of the lab put first on the path
+    rm -f "$ROOT/usr/local/bin/nvl72"
+elif [ -n "$SLURM_PREFIX" ] || [ -n "$SLURM_DEBS" ]; then
     # The admin tool (nvl72 check/status/discover), as a package would put it on the path.
     if [ -f "$NVL72_BIN" ]; then
         cmp -s "$NVL72_BIN" "$ROOT/usr/local/bin/nvl72" ||

@@ -9,7 +9,10 @@
 # SLURM_SRC_25_11, SLURM_SRC_26_11; Debian ships no binaries of those); where an installation
 # of that release is given too (SLURM_PREFIX_25_05, SLURM_PREFIX_25_11, SLURM_PREFIX_26_11:
 # the prefix of its make install), the whole suite instead, against a lab of that
-# installation (lab-up.sh's SLURM_PREFIX mode).
+# installation (lab-up.sh's SLURM_PREFIX mode). And where a folder of SchedMD's own Debian
+# packages of a release is given with that release's source tree (SLURM_DEBS_26_05=<folder of
+# slurm-smd*.deb> SLURM_SRC_26_05_SMD=<SchedMD's tree of it>; any supported series), the whole
+# suite against a lab of those packages (lab-up.sh's SLURM_DEBS mode).
 # Ends with "N passed, N failed". Stops the labs it started (KEEP_LAB=1 keeps them). Every
 # phase's line starts with the time since the start ("== [12m04s] ..."), so a log shows where
 # the time goes; cargo test adds each test binary's own time.
@@ -26,7 +29,7 @@ cd "$REPO"
 unset LAB   # each series has its own lab (lab-lib.sh's default for SLURM_SERIES)
 # The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx,
 # SLURM_PREFIX_26_11).
-unset SLURM_PREFIX
+unset SLURM_PREFIX SLURM_DEBS
 # The SchedMD upgrade's inputs, kept for its own step at the end: its test is built only
 # when they are set (tests/e2e/build.rs), and only that step may run it.
 up_from_debs=${NVL72_UPGRADE_FROM_DEBS:-} up_to_debs=${NVL72_UPGRADE_TO_DEBS:-}
@@ -41,11 +44,11 @@ say "install what the tests need"
 LINT=1 bash scripts/install-deps.sh
 log=$(mktemp)
 started=()
-stop_labs() {   # entries: "<series>" (Debian's Slurm) or "<series>|<SLURM_PREFIX>"
-    local e s p
+stop_labs() {   # entries: "<series>" (Debian's Slurm), "<series>|<SLURM_PREFIX>" or "<series>||<SLURM_DEBS>"
+    local e s p d
     for e in "${started[@]}"; do
-        IFS='|' read -r s p <<<"$e"
-        SLURM_SERIES=$s SLURM_PREFIX=$p bash scripts/lab-down.sh >"/tmp/nvl72-lab-down-$s.log" 2>&1 || true
+        IFS='|' read -r s p d <<<"$e"
+        SLURM_SERIES=$s SLURM_PREFIX=$p SLURM_DEBS=$d bash scripts/lab-down.sh >"/tmp/nvl72-lab-down-$s.log" 2>&1 || true
     done
 }
 # lint NAME CMD...: a lint counts as one test in the closing line ("lint NAME: 1 passed,
@@ -257,6 +260,59 @@ for series in 25.05 25.11 26.11; do
     set -e
     [ "${KEEP_LAB:-0}" = 1 ] || SLURM_PREFIX=$prefix SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
 done
+
+# SchedMD's own Debian packages of a release (slurm-smd*, built with debuild from SchedMD's
+# release tree; docs/install.md): with the folder and the tree, the whole suite against a lab
+# that installs them (lab-up.sh's SLURM_DEBS mode), the plugin built against the tree in
+# target/slurm-<release>.
+smd_given=0
+for series in 24.11 25.05 25.11 26.05 26.11; do
+    dvar=SLURM_DEBS_${series/./_}
+    debs=${!dvar:-}
+    tvar=SLURM_SRC_${series/./_}_SMD
+    tree=${!tvar:-}
+    [ -n "$debs$tree" ] || continue
+    smd_given=1
+    if [ -z "$debs" ] || [ -z "$tree" ]; then
+        say "Slurm $series, SchedMD's packages: skipped: it needs both $dvar (the folder of slurm-smd*.deb) and $tvar (SchedMD's source tree of that release)"
+        continue
+    fi
+    smd_deb=$(compgen -G "$debs/slurm-smd_*.deb" | head -n 1 || true)
+    release=${smd_deb##*/slurm-smd_}; release=${release%%-*}
+    if [ -z "$smd_deb" ] || [ "${release%.*}" != "$series" ]; then
+        say "Slurm $series, SchedMD's packages: $dvar=$debs holds no slurm-smd_$series.*.deb"
+        rc=1; continue
+    fi
+    say "Slurm $release, SchedMD's packages: clippy against $tree, warnings denied"
+    lint "clippy $release smd" env SLURM_SRC="$tree" SLURM_SERIES="$series" SLURM_DEBS="$debs" \
+        cargo clippy --release -p topology_nvl72 -p nvl72-e2e --all-targets --target-dir "target/slurm-$release" -- -D warnings
+    say "Slurm $release, SchedMD's packages: build against $tree (the plugin and nvl72)"
+    set +e
+    (
+        set -e
+        export SLURM_SRC=$tree SLURM_DEBS=$debs SLURM_SERIES=$series
+        cargo build --release -p topology_nvl72 -p nvl72-cli --target-dir "target/slurm-$release"
+        say "Slurm $release, SchedMD's packages: build with the test-only fault-injection switch (tests/e2e/tests/e2e_faults.rs)"
+        cargo build --release -p topology_nvl72 --features fault-injection --target-dir "target/fault-injection-$release"
+    )
+    brc=$?
+    set -e
+    if [ "$brc" != 0 ]; then rc=1; continue; fi
+    say "Slurm $release, SchedMD's packages: lab on $debs (fresh logs)"
+    started+=("$series||$debs")
+    if ! SLURM_DEBS=$debs SLURM_SERIES=$series CLEAN=1 TOPO=nvl72 bash scripts/lab-up.sh; then
+        rc=1; continue
+    fi
+    say "Slurm $release, SchedMD's packages: tests"
+    set +e
+    SLURM_SRC=$tree SLURM_DEBS=$debs SLURM_SERIES=$series \
+        NVL72_FAULT_PLUGIN="$REPO/target/fault-injection-$release/release/libtopology_nvl72.so" \
+        cargo test --release --target-dir "target/slurm-$release" -p topology_nvl72 -p nvl72-e2e --all-targets --no-fail-fast 2>&1 | tee -a "$log"
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    set -e
+    [ "${KEEP_LAB:-0}" = 1 ] || SLURM_DEBS=$debs SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
+done
+[ "$smd_given" = 1 ] || say "SchedMD's packages: lab run skipped: no SLURM_DEBS_<series>=<folder of slurm-smd*.deb> with SLURM_SRC_<series>_SMD=<its source tree> (e.g. SLURM_DEBS_26_05, SLURM_SRC_26_05_SMD)"
 
 # Slurm upgraded between SchedMD's packages with jobs running, slurmctld first, the plugin's
 # package swapped with Slurm's (its own lab, /var/tmp/nvl72-upgrade-smd, on its own ports).

@@ -24,11 +24,14 @@ fn main() {
         });
     println!("cargo:rustc-env=NVL72_E2E_SERIES={name}");
     // The upgrade test moves Debian's 24.11.5 lab onto Debian's 26.05.5 packages: only the
-    // suite of Debian's 26.05 lab has both (not a site's own installation, not 26.11).
+    // suite of Debian's 26.05 lab has both (not a site's own installation, not SchedMD's
+    // packages, not 26.11).
     println!("cargo:rerun-if-env-changed=SLURM_PREFIX");
+    println!("cargo:rerun-if-env-changed=SLURM_DEBS");
     println!("cargo::rustc-check-cfg=cfg(debian_upgrade)");
     let prefix = env::var_os("SLURM_PREFIX").filter(|p| !p.is_empty());
-    if name == "26.05" && prefix.is_none() {
+    let debs = env::var_os("SLURM_DEBS").filter(|p| !p.is_empty());
+    if name == "26.05" && prefix.is_none() && debs.is_none() {
         println!("cargo:rustc-cfg=debian_upgrade");
     }
     // The upgrade between SchedMD's packages (tests/e2e/tests/e2e_upgrade_smd.rs) runs when

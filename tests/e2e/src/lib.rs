@@ -95,24 +95,27 @@ impl Lab {
                     .unwrap_or_else(|| default_lab_dir(&slurm_series())),
             );
             // lab-up.sh installs $PLUGIN when it is set (another build than the repo's); for
-            // SLURM_PREFIX its default is that series' target dir.
+            // SLURM_PREFIX its default is that series' target dir, for SLURM_DEBS that
+            // release's.
             let plugin = std::env::var_os("PLUGIN")
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from)
-                .unwrap_or_else(|| match slurm_prefix() {
-                    Some(_) => repo.join(format!(
-                        "target/slurm-{}/release/libtopology_nvl72.so",
-                        slurm_series()
-                    )),
-                    None => repo.join("target/release/libtopology_nvl72.so"),
+                .unwrap_or_else(|| match (slurm_prefix(), slurm_debs()) {
+                    (None, None) => repo.join("target/release/libtopology_nvl72.so"),
+                    _ => repo.join(build_dir()).join("libtopology_nvl72.so"),
                 });
-            let build = match slurm_prefix() {
-                Some(_) => format!(
+            let build = match (slurm_prefix(), smd_release()) {
+                (Some(_), _) => format!(
                     "SLURM_SRC=<its source tree> cargo build --release -p topology_nvl72 \
                      -p nvl72-cli --target-dir target/slurm-{}",
                     slurm_series()
                 ),
-                None => "cargo build --release -p topology_nvl72".to_string(),
+                (None, Some(release)) => format!(
+                    "SLURM_SRC=<SchedMD's tree of {release}> SLURM_SERIES={} cargo build \
+                     --release -p topology_nvl72 -p nvl72-cli --target-dir target/slurm-{release}",
+                    slurm_series()
+                ),
+                (None, None) => "cargo build --release -p topology_nvl72".to_string(),
             };
             assert!(
                 plugin.is_file(),

@@ -14,9 +14,50 @@ use serde_json::Value;
 /// A lab of a site's own Slurm installation (`SLURM_PREFIX`, e.g. 25.11) has no package: there
 /// the plugin is in the installation's PluginDir inside the lab, `nvl72` is on the path, and
 /// slurmctld and slurmd loaded that plugin.
+///
+/// A lab of SchedMD's packages (`SLURM_DEBS`): the plugin is in SchedMD's PluginDir,
+/// `/usr/lib/x86_64-linux-gnu/slurm`, which slurmctld reports; with `PACKAGE` (the project's
+/// package for SchedMD's packages) dpkg owns it and the package depends on `slurm-smd` of
+/// the lab's release.
 #[test]
 fn the_debian_package_is_installed_and_its_plugin_loaded() {
     let load_line = "topology/nvl72: 4 racks, 72 trays, 4 GPUs per tray";
+    if let Some(release) = lab::smd_release() {
+        const SMD_PLUGIN_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm";
+        let (lab, _g) = Lab::claim();
+        let plugin = format!("{SMD_PLUGIN_DIR}/topology_nvl72.so");
+        let installed = lab.dir.join("rootfs").join(&plugin[1..]);
+        assert!(installed.is_file(), "{} missing", installed.display());
+        let config = lab.run(&["scontrol", "show", "config"]);
+        let plugin_dir = config
+            .lines()
+            .find(|l| l.starts_with("PluginDir"))
+            .unwrap_or_default();
+        assert!(
+            plugin_dir.ends_with(&format!("= {SMD_PLUGIN_DIR}")),
+            "{plugin_dir}"
+        );
+        let smd = lab.run(&["dpkg-query", "-W", "-f", "${Version}", "slurm-smd"]);
+        assert!(smd.starts_with(&format!("{release}-")), "slurm-smd {smd}");
+        if std::env::var("PACKAGE").is_ok_and(|p| !p.is_empty()) {
+            let status = lab.run(&[
+                "dpkg-query",
+                "-W",
+                "-f",
+                "${Status}|${Version}|${Depends}",
+                "topology-nvl72",
+            ]);
+            assert!(status.starts_with("install ok installed|"), "{status}");
+            assert!(status.contains("slurm-smd ("), "{status}");
+            assert!(status.contains(&release), "{status}");
+            let owner = lab.run(&["dpkg", "-S", &plugin]);
+            assert!(owner.starts_with("topology-nvl72:"), "{owner}");
+        }
+        assert!(lab.run(&["nvl72", "--version"]).starts_with("nvl72 "));
+        assert!(!lab.current_run("slurmctld.log", load_line).is_empty());
+        assert!(!lab.current_run("slurmd-gb001.log", load_line).is_empty());
+        return;
+    }
     if let Some(prefix) = lab::slurm_prefix() {
         let (lab, _g) = Lab::claim();
         let installed = lab

@@ -32,12 +32,14 @@ fn default_storms(series: &str) -> Vec<(u64, usize)> {
     }
 }
 
-/// The lab folder and ports of a series, clear of every other lab (docs/lab.md's port map);
+/// The lab folder and ports of a series, clear of every other lab (docs/lab.md's port map;
+/// a lab of SchedMD's packages, `SLURM_DEBS`, has its own, next to Debian's of the series);
 /// `CHAOS_LAB`, `CHAOS_CTLD_PORT` and `CHAOS_PORT0` move a long run (scripts/chaos.sh) clear
 /// of the test command's.
 fn chaos_lab() -> (Lab, Vec<(&'static str, String)>) {
     let series = lab::slurm_series();
     let (ctld, port0) = match series.as_str() {
+        _ if lab::slurm_debs().is_some() => ("6983", "10400"),
         "24.11" => ("6947", "15000"),
         _ => ("6957", "14000"),
     };
@@ -49,10 +51,7 @@ fn chaos_lab() -> (Lab, Vec<(&'static str, String)>) {
     };
     let ctld = setting("CHAOS_CTLD_PORT", ctld.into());
     let port0 = setting("CHAOS_PORT0", port0.into());
-    let dir = PathBuf::from(setting(
-        "CHAOS_LAB",
-        format!("/var/tmp/nvl72-chaos-{series}"),
-    ));
+    let dir = PathBuf::from(setting("CHAOS_LAB", lab::side_lab_dir("chaos")));
     let imex = if series == "24.11" {
         ""
     } else {

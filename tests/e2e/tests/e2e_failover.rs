@@ -16,10 +16,16 @@ use lab::Lab;
 
 const LOADED: &str = "topology/nvl72: 3 racks, 54 trays, 4 GPUs per tray";
 
-/// The lab folder and ports of a series, clear of every other lab (docs/lab.md's port map).
+/// The lab folder and ports of a series, clear of every other lab (docs/lab.md's port map);
+/// a lab of SchedMD's packages (`SLURM_DEBS`) has its own, next to Debian's of the series.
 fn failover_lab() -> (Lab, [(&'static str, &'static str); 3]) {
     let series = lab::slurm_series();
     let ports = match series.as_str() {
+        _ if lab::slurm_debs().is_some() => [
+            ("CTLD_PORT", "6981"),
+            ("PORT0", "10000"),
+            ("CPU_PORT0", "10190"),
+        ],
         "26.05" => [
             ("CTLD_PORT", "6987"),
             ("PORT0", "26400"),
@@ -33,7 +39,7 @@ fn failover_lab() -> (Lab, [(&'static str, &'static str); 3]) {
     };
     let lab = Lab {
         repo: lab::repo(),
-        dir: PathBuf::from(format!("/var/tmp/nvl72-failover-{series}")),
+        dir: PathBuf::from(lab::side_lab_dir("failover")),
     };
     (lab, ports)
 }

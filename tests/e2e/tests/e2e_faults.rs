@@ -735,12 +735,9 @@ fn a_layout_mismatch_is_shown_by_show_topology_status_and_check() {
     lab.restart_with(&[("PLUGIN", fault_plugin.to_str().unwrap()), ("PACKAGE", "")]);
     // Without the package the chroot has no nvl72: the build's own, through the jobs folder.
     let tool = lab.dir.join("var/jobs/nvl72-e2e");
-    // 26.05: its profile; an installation's series: its own target dir (scripts/test.sh).
-    let built = match lab::slurm_series().as_str() {
-        s if lab::slurm_prefix().is_some() => format!("target/slurm-{s}/release/nvl72"),
-        "26.05" => "target/slurm-26-05/nvl72".to_string(),
-        _ => "target/release/nvl72".to_string(),
-    };
+    // 26.05: its profile; an installation's series, SchedMD's packages' release: its own
+    // target dir (scripts/test.sh).
+    let built = format!("{}/nvl72", lab::build_dir());
     std::fs::copy(lab.repo.join(built), &tool).expect("the nvl72 binary of this series");
     let tool = tool.to_str().unwrap();
     let job = lab.submit(&["-N", "2", "--exclusive", "--comment=nvl72-test-layout"]);

@@ -137,6 +137,10 @@ fn a_cloud_replay_starts_and_ends_every_job_in_a_real_slurmctld_without_slurmd()
         eprintln!("skipped: nvl72 replay does not run SLURM_PREFIX installations");
         return;
     }
+    if lab::slurm_debs().is_some() {
+        eprintln!("skipped: nvl72 replay runs Debian's Slurm packages, not SchedMD's (SLURM_DEBS)");
+        return;
+    }
     let repo = lab::repo();
     let (prefix, port_offset) = match series {
         "24.11" => ("/var/tmp/nvl72-cloudrep-test".to_string(), "1"),
