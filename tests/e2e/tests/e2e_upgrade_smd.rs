@@ -45,7 +45,7 @@ const PORTS: [(&str, &str); 3] = [
 ];
 /// IMEX channels per NVLink domain: the two-rack and the segment jobs carry the plugin's
 /// pieces in slurmctld's job state (`jobinfo_pack`), which the new plugin must read.
-const CONF: &str = "SwitchType=switch/nvidia_imex\nDebugFlags=Switch";
+const CONF: &str = "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch";
 const NET: &str = "--network=unique-channel-per-segment";
 /// A job that runs until the test lets it finish: steps must outlive the switch of releases.
 const UNTIL_RELEASED: &str =
