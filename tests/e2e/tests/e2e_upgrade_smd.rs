@@ -126,7 +126,7 @@ impl Release {
         let version = run(&["dpkg-deb", "-f", &smd[0].to_string_lossy(), "Version"])
             .trim()
             .to_string();
-        let release = version.split('-').next().unwrap().to_string();
+        let release = upstream(&version);
         let series = release.rsplit_once('.').unwrap().0.to_string();
         let rootfs = Path::new(DIR).join(format!("rootfs-{release}"));
         Release {
@@ -256,14 +256,15 @@ impl Release {
             .collect()
     }
 
-    /// The release slurmctld runs (`scontrol show config`'s SLURM_VERSION).
+    /// The release slurmctld runs (`scontrol show config`'s SLURM_VERSION, which for a
+    /// release candidate carries its suffix: 26.11.0-0rc1).
     fn ctld_version(&self) -> String {
         let config = self.sl(&["scontrol", "show", "config"]);
         config
             .lines()
             .find_map(|l| {
                 let (k, v) = l.split_once('=')?;
-                (k.trim() == "SLURM_VERSION").then(|| v.trim().to_string())
+                (k.trim() == "SLURM_VERSION").then(|| upstream(v.trim()))
             })
             .unwrap_or_else(|| panic!("no SLURM_VERSION in:\n{config}"))
     }
@@ -273,7 +274,7 @@ impl Release {
     fn slurmd_versions(&self) -> BTreeSet<String> {
         self.sl(&["sinfo", "-h", "-N", "-o", "%v"])
             .lines()
-            .map(|l| l.trim().to_string())
+            .map(|l| upstream(l.trim()))
             .collect()
     }
 
@@ -321,6 +322,11 @@ impl Release {
         }
         found
     }
+}
+
+/// A Slurm version without a release candidate's suffix: 26.11.0-0rc1 is 26.11.0.
+fn upstream(version: &str) -> String {
+    version.split('-').next().unwrap_or_default().to_string()
 }
 
 fn wait_until(secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
