@@ -15,6 +15,9 @@
 #                       (a new slurmd, of this or another LAB_ROOTFS, takes the steps over)
 #        --keep-accounting  keep slurmdbd and mariadbd running (lab-up.sh's restarts with
 #                       ACCOUNTING=1 and an unchanged slurmdbd.conf)
+#        --slurmctld-only  stop slurmctld alone (implies --keep-steps): the slurmd keep
+#                       running, the first half of Slurm's upgrade order (a newer slurmctld, of
+#                       another LAB_ROOTFS, starts next with lab-up.sh's SLURMD=0)
 # Env:   SLURM_SERIES=24.11 | 26.05, SLURM_PREFIX (a Slurm installation), SLURM_DEBS (SchedMD's
 #        packages) and LAB (default
 #        /var/tmp/nvl72-lab, /var/tmp/nvl72-lab-26.05 for 26.05, /var/tmp/nvl72-lab-25.11 for
@@ -25,14 +28,15 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lab-lib.sh"
 
-KEEP_MOUNTS=0; KEEP_JOBS=0; KEEP_ACCT=0; KEEP_STEPS=0
+KEEP_MOUNTS=0; KEEP_JOBS=0; KEEP_ACCT=0; KEEP_STEPS=0; CTLD_ONLY=0
 for a in "$@"; do
     case $a in
         --keep-mounts) KEEP_MOUNTS=1 ;;
         --keep-jobs)   KEEP_JOBS=1 ;;
         --keep-accounting) KEEP_ACCT=1 ;;
         --keep-steps)  KEEP_STEPS=1; KEEP_JOBS=1; KEEP_MOUNTS=1 ;;
-        -h|--help)     sed -n '2,24p' "$0"; exit 0 ;;
+        --slurmctld-only) CTLD_ONLY=1; KEEP_STEPS=1; KEEP_JOBS=1; KEEP_MOUNTS=1 ;;
+        -h|--help)     sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "lab-down.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
@@ -90,7 +94,7 @@ stop_pidfile "$VAR/run/slurmctld.pid"
 # BACKUP_CTLD=1 labs: the backup controller's own pid file
 alive "$VAR/ctl2/run/slurmctld.pid" && ctld=$((ctld + 1))
 stop_pidfile "$VAR/ctl2/run/slurmctld.pid"
-for f in "$VAR"/run/slurmd-*.pid; do
+[ $CTLD_ONLY = 1 ] || for f in "$VAR"/run/slurmd-*.pid; do
     [ -e "$f" ] || continue
     stop_pidfile "$f"
 done
@@ -108,7 +112,15 @@ stop_munged() {
 }
 [ $acct = 1 ] || stop_munged
 wait_pids "$STOP_WAIT"
-rm -f "$VAR/run/slurmctld.pid" "$VAR/ctl2/run/slurmctld.pid" "$VAR/run/slurmctld.wrap" "$VAR"/run/slurmd-*.pid    # the daemons remove them; unless SIGKILLed
+# The daemons remove their pid files, unless SIGKILLed. A pid file whose process still runs
+# belongs to a daemon of another chroot of this LAB (LAB_ROOTFS: slurmctld of the new release
+# while the old slurmd stop, or the other way round), or to a slurmd --slurmctld-only keeps.
+for f in "$VAR/run/slurmctld.pid" "$VAR/ctl2/run/slurmctld.pid" "$VAR"/run/slurmd-*.pid; do
+    [ -e "$f" ] || continue
+    p=""; read -r p < "$f" 2>/dev/null || true
+    [[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null || rm -f "$f"
+done
+[ -e "$VAR/run/slurmctld.pid" ] || rm -f "$VAR/run/slurmctld.wrap"
 if [ $acct = 1 ]; then
     if alive "$VAR/run/slurmdbd.pid"; then say "stopping slurmdbd"; stop_pidfile "$VAR/run/slurmdbd.pid"; fi
     stop_munged

@@ -89,6 +89,10 @@
 #                             SchedMD's packages (Depends: slurm-smd of that release)
 #   WAIT_NODES [1]            0 = return once every daemon runs, without waiting for the nodes to
 #                             be up (the chaos storm restarts daemons while it keeps trays down)
+#   SLURMD [1]                0 = start munged and slurmctld only: the slurmd that run (of another
+#                             LAB_ROOTFS: an older release, after lab-down.sh --slurmctld-only)
+#                             keep running, and the nodes are waited for as they answer this
+#                             slurmctld.  Slurm's upgrade order: slurmctld first, then the slurmd
 #   TOPOLOGY_TOML []          copy this file as /etc/slurm/topology.toml instead of generating it;
 #                             "none": no topology.toml (nvl72 then reads topology.conf's BlockName=)
 #   EXTRA_CONF []             text appended to slurm.conf
@@ -217,6 +221,7 @@ CLOUD=${CLOUD:-0}
 ROOTFS_FROM=${ROOTFS_FROM:-}
 WAIT=${WAIT:-120}
 WAIT_NODES=${WAIT_NODES:-1}
+SLURMD=${SLURMD:-1}
 CTLD_WRAP=${CTLD_WRAP:-}
 CTLD_WAIT=${CTLD_WAIT:-30}
 BACKUP_CTLD=${BACKUP_CTLD:-0}
@@ -282,6 +287,7 @@ GBW=3                                       # name width: gb001.., gb0001.. or g
 case $CLOUD in 0|1) ;; *) die "CLOUD must be 0 or 1 (got '$CLOUD')" ;; esac
 case $ACCOUNTING in 0|1) ;; *) die "ACCOUNTING must be 0 or 1 (got '$ACCOUNTING')" ;; esac
 case $WAIT_NODES in 0|1) ;; *) die "WAIT_NODES must be 0 or 1 (got '$WAIT_NODES')" ;; esac
+case $SLURMD in 0|1) ;; *) die "SLURMD must be 0 or 1 (got '$SLURMD')" ;; esac
 [ "$CPU_NODES" -le 99 ] || die "at most 99 cpu nodes"
 NTOTAL=$((NNODES + CPU_NODES))
 if [ "$CPU_NODES" -gt 0 ] && [ $((CPU_PORT0 + 1)) -le $((PORT0 + NNODES)) ] && [ $((PORT0 + 1)) -le $((CPU_PORT0 + CPU_NODES)) ]; then
@@ -1124,6 +1130,8 @@ started=0
 # CLOUD=1: no slurmd for the gb nodes (slurmctld only powers them up, with a no-op program)
 NGB_SLURMD=$NNODES; [ "$CLOUD" = 1 ] && NGB_SLURMD=0
 NODES=$(for i in $(seq 1 "$NGB_SLURMD"); do gb "$i"; echo; done; for i in $(seq 1 "$CPU_NODES"); do cpun "$i"; echo; done)
+# SLURMD=0: none here (the slurmd of another LAB_ROOTFS answer this slurmctld)
+[ "$SLURMD" = 1 ] || NODES=""
 for n in $NODES; do
     alive "$VAR/run/slurmd-$n.pid" && continue
     mkdir -p "$VAR/spool/slurmd-$n"

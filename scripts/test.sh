@@ -17,6 +17,11 @@
 # phase's line starts with the time since the start ("== [12m04s] ..."), so a log shows where
 # the time goes; cargo test adds each test binary's own time.
 #   TEST_SERIES="24.11 26.05"   the lab series to test (default both; empty: only the build checks)
+# Optional, an upgrade between SchedMD's packages with jobs running
+# (tests/e2e/tests/e2e_upgrade_smd.rs, docs/upgrades.md): NVL72_UPGRADE_FROM_DEBS and
+# NVL72_UPGRADE_TO_DEBS (folders of slurm-smd*.deb of two releases, e.g. 26.05.3 and 26.11.0)
+# with NVL72_UPGRADE_FROM_SRC and NVL72_UPGRADE_TO_SRC (the release trees they were built
+# from: the plugin's package for each is built from it). Skipped with a message without them.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -25,6 +30,12 @@ unset LAB   # each series has its own lab (lab-lib.sh's default for SLURM_SERIES
 # The Debian labs run Debian's Slurm; an installation is named per series (SLURM_PREFIX_25_xx,
 # SLURM_PREFIX_26_11).
 unset SLURM_PREFIX SLURM_DEBS
+# The SchedMD upgrade's inputs, kept for its own step at the end: its test is built only
+# when they are set (tests/e2e/build.rs), and only that step may run it.
+up_from_debs=${NVL72_UPGRADE_FROM_DEBS:-} up_to_debs=${NVL72_UPGRADE_TO_DEBS:-}
+up_from_src=${NVL72_UPGRADE_FROM_SRC:-} up_to_src=${NVL72_UPGRADE_TO_SRC:-}
+unset NVL72_UPGRADE_FROM_DEBS NVL72_UPGRADE_TO_DEBS NVL72_UPGRADE_FROM_SRC NVL72_UPGRADE_TO_SRC \
+    NVL72_UPGRADE_FROM_PACKAGE NVL72_UPGRADE_TO_PACKAGE
 
 # say TEXT: a phase's heading, with the minutes and seconds since the start (subshells and
 # background jobs share the count).
@@ -304,6 +315,26 @@ for series in 24.11 25.05 25.11 26.05 26.11; do
     [ "${KEEP_LAB:-0}" = 1 ] || SLURM_DEBS=$debs SLURM_SERIES=$series bash scripts/lab-down.sh >/dev/null 2>&1 || true
 done
 [ "$smd_given" = 1 ] || say "SchedMD's packages: lab run skipped: no SLURM_DEBS_<series>=<folder of slurm-smd*.deb> with SLURM_SRC_<series>_SMD=<its source tree> (e.g. SLURM_DEBS_26_05, SLURM_SRC_26_05_SMD)"
+
+# Slurm upgraded between SchedMD's packages with jobs running, slurmctld first, the plugin's
+# package swapped with Slurm's (its own lab, /var/tmp/nvl72-upgrade-smd, on its own ports).
+if [ -z "$up_from_debs" ] || [ -z "$up_to_debs" ] || [ -z "$up_from_src" ] || [ -z "$up_to_src" ]; then
+    say "SchedMD upgrade skipped: it needs NVL72_UPGRADE_FROM_DEBS, NVL72_UPGRADE_TO_DEBS (folders of slurm-smd*.deb) and NVL72_UPGRADE_FROM_SRC, NVL72_UPGRADE_TO_SRC (their release trees)"
+else
+    set +e
+    (
+        set -e
+        say "SchedMD upgrade: the plugin's packages for $up_from_src and $up_to_src"
+        from_pkg=$(SLURM_SRC=$up_from_src bash scripts/package.sh | sed -n 1p)
+        to_pkg=$(SLURM_SRC=$up_to_src bash scripts/package.sh | sed -n 1p)
+        say "SchedMD upgrade: $up_from_debs to $up_to_debs with jobs running"
+        NVL72_UPGRADE_FROM_DEBS=$up_from_debs NVL72_UPGRADE_TO_DEBS=$up_to_debs \
+            NVL72_UPGRADE_FROM_PACKAGE=$REPO/$from_pkg NVL72_UPGRADE_TO_PACKAGE=$REPO/$to_pkg \
+            cargo test --release -p nvl72-e2e --test e2e_upgrade_smd
+    ) 2>&1 | tee -a "$log"
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    set -e
+fi
 
 passed=$(grep -o '[0-9]* passed' "$log" | awk '{s+=$1} END {print s+0}')
 failed=$(grep -o '[0-9]* failed' "$log" | awk '{s+=$1} END {print s+0}')

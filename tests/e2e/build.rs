@@ -34,6 +34,23 @@ fn main() {
     if name == "26.05" && prefix.is_none() && debs.is_none() {
         println!("cargo:rustc-cfg=debian_upgrade");
     }
+    // The upgrade between SchedMD's packages (tests/e2e/tests/e2e_upgrade_smd.rs) runs when
+    // its inputs are given: built when any of them is set, so that a missing one fails the
+    // test instead of skipping it.
+    println!("cargo::rustc-check-cfg=cfg(smd_upgrade)");
+    let mut smd_upgrade = false;
+    for var in [
+        "NVL72_UPGRADE_FROM_DEBS",
+        "NVL72_UPGRADE_TO_DEBS",
+        "NVL72_UPGRADE_FROM_PACKAGE",
+        "NVL72_UPGRADE_TO_PACKAGE",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+        smd_upgrade |= env::var_os(var).is_some_and(|v| !v.is_empty());
+    }
+    if smd_upgrade {
+        println!("cargo:rustc-cfg=smd_upgrade");
+    }
     // The site packages (SLURM_SRC=<tree> scripts/package.sh) are built from the pin's source
     // tree, which only 24.11.5's pin is (26.05.5's is Debian's binaries); a lab of SchedMD's
     // packages (SLURM_DEBS) runs without them.
