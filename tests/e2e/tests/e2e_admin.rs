@@ -26,17 +26,7 @@ fn the_debian_package_is_installed_and_its_plugin_loaded() {
         const SMD_PLUGIN_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm";
         let (lab, _g) = Lab::claim();
         let plugin = format!("{SMD_PLUGIN_DIR}/topology_nvl72.so");
-        let installed = lab.dir.join("rootfs").join(&plugin[1..]);
-        assert!(installed.is_file(), "{} missing", installed.display());
-        let config = lab.run(&["scontrol", "show", "config"]);
-        let plugin_dir = config
-            .lines()
-            .find(|l| l.starts_with("PluginDir"))
-            .unwrap_or_default();
-        assert!(
-            plugin_dir.ends_with(&format!("= {SMD_PLUGIN_DIR}")),
-            "{plugin_dir}"
-        );
+        assert_plugin_dir(lab, SMD_PLUGIN_DIR);
         let smd = lab.run(&["dpkg-query", "-W", "-f", "${Version}", "slurm-smd"]);
         assert!(smd.starts_with(&format!("{release}-")), "slurm-smd {smd}");
         if std::env::var("PACKAGE").is_ok_and(|p| !p.is_empty()) {
@@ -60,21 +50,7 @@ fn the_debian_package_is_installed_and_its_plugin_loaded() {
     }
     if let Some(prefix) = lab::slurm_prefix() {
         let (lab, _g) = Lab::claim();
-        let installed = lab
-            .dir
-            .join("rootfs")
-            .join(prefix.trim_start_matches('/'))
-            .join("lib/slurm/topology_nvl72.so");
-        assert!(installed.is_file(), "{} missing", installed.display());
-        let config = lab.run(&["scontrol", "show", "config"]);
-        let plugin_dir = config
-            .lines()
-            .find(|l| l.starts_with("PluginDir"))
-            .unwrap_or_default();
-        assert!(
-            plugin_dir.ends_with(&format!("= {prefix}/lib/slurm")),
-            "{plugin_dir}"
-        );
+        assert_plugin_dir(lab, &format!("{prefix}/lib/slurm"));
         assert!(lab.run(&["nvl72", "--version"]).starts_with("nvl72 "));
         assert!(!lab.current_run("slurmctld.log", load_line).is_empty());
         assert!(!lab.current_run("slurmd-gb001.log", load_line).is_empty());
@@ -113,6 +89,22 @@ fn the_debian_package_is_installed_and_its_plugin_loaded() {
     assert!(lab.run(&["nvl72", "--version"]).starts_with("nvl72 "));
     assert!(!lab.current_run("slurmctld.log", load_line).is_empty());
     assert!(!lab.current_run("slurmd-gb001.log", load_line).is_empty());
+}
+
+/// The plugin file is in `dir` inside the lab's chroot, and `dir` is slurmctld's PluginDir.
+fn assert_plugin_dir(lab: &Lab, dir: &str) {
+    let installed = lab
+        .dir
+        .join("rootfs")
+        .join(dir.trim_start_matches('/'))
+        .join("topology_nvl72.so");
+    assert!(installed.is_file(), "{} missing", installed.display());
+    let config = lab.run(&["scontrol", "show", "config"]);
+    let plugin_dir = config
+        .lines()
+        .find(|l| l.starts_with("PluginDir"))
+        .unwrap_or_default();
+    assert!(plugin_dir.ends_with(&format!("= {dir}")), "{plugin_dir}");
 }
 
 /// `nvl72 status` on the live lab: jobs, a drained tray, a job that waits for topology.
