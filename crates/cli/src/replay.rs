@@ -289,6 +289,7 @@ pub fn replay(a: &ReplayArgs) -> Result<(), String> {
     let full = ReplayReport {
         workload: info,
         prefer_piece_multiple: Some(cfg.policy.prefer_piece_multiple),
+        segment_placement: Some(cfg.policy.segment_placement),
         sim: cfg,
         scale,
         real_minutes: schedule.stop_ms as f64 / 60_000.0,

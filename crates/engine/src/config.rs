@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::hostlist;
 
@@ -64,11 +64,16 @@ pub struct RackConfig {
     pub group: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SegmentPlacement {
-    /// Each segment goes into the best-fitting hole, like topology/block.
+    /// A job that fits one rack takes one rack when one can hold it (else the fewest racks,
+    /// like `Consolidate`): its segments may be cut apart, but a cut still costs it the
+    /// cross-rack traffic. A larger job's segments go into the best-fitting holes, like
+    /// `BestFit`, where consolidating lost goodput with failures (docs/decisions.md).
     #[default]
+    OneRackFirst,
+    /// Each segment goes into the best-fitting hole, like topology/block.
     BestFit,
     /// A job's segments go into as few racks as possible.
     Consolidate,
@@ -169,6 +174,7 @@ impl SegmentPlacement {
     /// The spelling used in topology.toml, for logs and [`Config::to_toml`].
     pub fn as_str(self) -> &'static str {
         match self {
+            SegmentPlacement::OneRackFirst => "one-rack-first",
             SegmentPlacement::BestFit => "best-fit",
             SegmentPlacement::Consolidate => "consolidate",
             SegmentPlacement::Spread => "spread",
@@ -221,7 +227,7 @@ impl Policy {
 impl Default for Policy {
     fn default() -> Self {
         Policy {
-            segment_placement: SegmentPlacement::BestFit,
+            segment_placement: SegmentPlacement::OneRackFirst,
             multi_rack: MultiRack::FewestRacks,
             prefer_degraded: true,
             prefer_same_group: true,

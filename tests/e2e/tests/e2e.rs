@@ -74,6 +74,8 @@ fn small_jobs_fill_one_rack_before_opening_a_second() {
     assert_eq!(racks(&all), vec![3], "small jobs were scattered: {all:?}");
 }
 
+/// A segmented job that fits one rack takes one by default (`one-rack-first`), where
+/// topology/block puts each segment into the best-fitting hole; `best-fit` gives block's.
 #[test]
 fn segments_land_in_multiples_of_the_segment_size() {
     let (lab, _g) = Lab::claim();
@@ -83,6 +85,16 @@ fn segments_land_in_multiples_of_the_segment_size() {
     let job = lab.submit(&["-N", "12", "--segment=4", "--exclusive"]);
     let nodes = lab.running_nodes(job);
     assert_eq!(nodes.len(), 12);
+    assert_eq!(
+        per_rack(&nodes),
+        vec![(2, 12)],
+        "one rack, not rack1's hole: {nodes:?}"
+    );
+    lab.cancel_all();
+    lab.restart_with(&[("POLICY", "segment_placement = \"best-fit\"")]);
+    lab.occupy("gb[001-009]");
+    let job = lab.submit(&["-N", "12", "--segment=4", "--exclusive"]);
+    let nodes = lab.running_nodes(job);
     for (rack, count) in per_rack(&nodes) {
         assert_eq!(count % 4, 0, "rack{rack} got {count} nodes: {nodes:?}");
     }

@@ -217,11 +217,12 @@ fn too_few_when_no_waiting_job_fits_the_free_trays_in_total() {
 
 #[test]
 fn remainders_no_segment_fits_and_racks_that_hold_a_piece_of_a_waiting_job() {
-    // --segment=8 twice: rack4 and, healed, rack1 (7 free + its drained tray) hold one each;
-    // rack1 is failed, rack2's 2 free trays are a remainder.
+    // --segment=8 twice: rack4 holds both (one rack first), so rack1's 7 free trays and
+    // rack2's 2 are remainders. Under best fit, rack4 and, healed, rack1 (7 free + its
+    // drained tray) hold one each: rack1 is failed.
     assert_eq!(
         causes(vec![segmented(20, 16, 8)]),
-        [Some(Cause::Failed), Some(Cause::Remainder), None, None]
+        [Some(Cause::Remainder), Some(Cause::Remainder), None, None]
     );
     // --segment=12 twice: only rack4 holds one. It could take a segment, yet the job waits
     // for a second rack (rack-set); rack1 and rack2 hold none.

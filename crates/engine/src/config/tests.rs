@@ -49,7 +49,7 @@ const ONE_RACK: &str = "[[rack]]\nname = \"r1\"\nnodes = \"gb[001-002]\"\n";
 #[test]
 fn defaults() {
     let policy = Policy::default();
-    assert_eq!(policy.segment_placement, SegmentPlacement::BestFit);
+    assert_eq!(policy.segment_placement, SegmentPlacement::OneRackFirst);
     assert!(policy.prefer_degraded && policy.prefer_same_group && !policy.log_decisions);
     let config = Config::default();
     assert_eq!((config.trays_per_rack, config.gpus_per_tray), (18, 4));

@@ -237,7 +237,15 @@ fn rule_pieces(ctx: &Ctx, racks: Racks, req: &JobRequest, n: usize) -> Result<Ve
             return oversized_segments(ctx, &racks.rooms(), count, s);
         }
         return match req.segment_rule(topo) {
-            SegmentPlacement::BestFit => best_fit_segments(ctx, &racks.order(topo), count, s),
+            // With node weights, light trays first comes first (Slurm's promise).
+            SegmentPlacement::OneRackFirst
+                if count * s <= topo.max_rack_size() && !ctx.weighted =>
+            {
+                plan_start_now(ctx, &racks.rooms(), count, s)
+            }
+            SegmentPlacement::OneRackFirst | SegmentPlacement::BestFit => {
+                best_fit_segments(ctx, &racks.order(topo), count, s)
+            }
             SegmentPlacement::Consolidate => plan_start_now(ctx, &racks.rooms(), count, s),
             SegmentPlacement::Spread => spread_segments(&racks.order(topo), count, s),
         };

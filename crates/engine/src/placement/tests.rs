@@ -162,6 +162,7 @@ fn segments_land_in_whole_multiples() {
         "rack3 ...... ...... ......",
         "rack4 ...... ...... ......",
     ])
+    .with_policy(|p| p.segment_placement = SegmentPlacement::BestFit)
     .parts();
     let p = &placements(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
     for &Piece { trays: k, .. } in &p.pieces {
@@ -229,10 +230,35 @@ fn consolidate_policy_packs_segments_into_fewest_racks() {
     let (topo, view) = kit.clone().policy(policy).parts();
     let p = &placements(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces, vec![(1, 16)]);
-    // best-fit (the default) puts the first segment into rack1's 4-tray hole instead
-    let topo = kit.topo;
+    // best-fit (topology/block's rule) puts the first segment into rack1's 4-tray hole
+    let best_fit = Policy {
+        segment_placement: SegmentPlacement::BestFit,
+        ..Policy::default()
+    };
+    let (topo, view) = kit.policy(best_fit).parts();
     let p = &placements(&topo, &view, &JobRequest::segmented(16, 4)).unwrap()[0];
     assert_eq!(p.pieces[0], (0, 4));
+}
+
+#[test]
+fn a_segmented_job_that_fits_one_rack_takes_one_by_default() {
+    let kit = racks(&[
+        "rack1 ______ ______ __....",  // 4 free
+        "rack2 ______ ______ ......",  // 6 free
+        "rack3 ______ ......  ......", // 12 free
+        "rack4 ...... ...... ......",
+    ]);
+    let (topo, view) = kit.parts();
+    assert_eq!(
+        topo.policy.segment_placement,
+        SegmentPlacement::OneRackFirst
+    );
+    // The tightest rack that holds all 8 trays, not rack1's and rack2's holes.
+    let p = &placements(&topo, &view, &JobRequest::segmented(8, 4)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(2, 8)]);
+    // No rack holds 20: a job larger than a rack fills the best-fitting holes, as block does.
+    let p = &placements(&topo, &view, &JobRequest::segmented(20, 4)).unwrap()[0];
+    assert_eq!(p.pieces, vec![(0, 4), (1, 4), (2, 12)]);
 }
 
 #[test]

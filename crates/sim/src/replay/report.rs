@@ -2,6 +2,7 @@
 //! command writes it, `nvl72 calibrate` and `nvl72 summarize` read it back through these
 //! types. Fields added after the first saved reports read as empty when a report lacks them.
 
+use nvl72_engine::config::SegmentPlacement;
 use serde::{Deserialize, Serialize};
 
 use super::timeline::Fidelity;
@@ -52,6 +53,10 @@ pub struct ReplayReport {
     /// write no `[policy]`). Reports from before the key: none, which ran as 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefer_piece_multiple: Option<u32>,
+    /// The `segment_placement` the labs' topology/nvl72 ran with (its default). Reports from
+    /// before the key: none, which ran as `best-fit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_placement: Option<SegmentPlacement>,
 }
 
 impl ReplayReport {
@@ -60,6 +65,7 @@ impl ReplayReport {
     pub fn prediction_config(&self) -> SimConfig {
         let mut cfg = self.sim.clone();
         cfg.policy.prefer_piece_multiple = self.prefer_piece_multiple.unwrap_or(1);
+        cfg.policy.segment_placement = self.segment_placement.unwrap_or(SegmentPlacement::BestFit);
         cfg
     }
 }

@@ -62,6 +62,7 @@ pub fn candidates(base: &Policy) -> Vec<Candidate> {
         });
     }
     for s in [
+        SegmentPlacement::OneRackFirst,
         SegmentPlacement::BestFit,
         SegmentPlacement::Consolidate,
         SegmentPlacement::Spread,

@@ -19,9 +19,9 @@ fn spread_segments_take_a_rack_each_best_fit_first() {
     assert_eq!(p.pieces.len(), 3);
     assert_eq!(p.pieces[0], (1, 4));
     assert_eq!(racks_of(&topo, p).len(), 3);
-    // Without the flag, best fit packs them: rack2, then 2 into rack1.
+    // Without the flag, the default keeps a job that fits a rack in one.
     let p = &placements(&topo, &view, &JobRequest::segmented(12, 4)).unwrap()[0];
-    assert_eq!(racks_of(&topo, p).len(), 2);
+    assert_eq!(racks_of(&topo, p).len(), 1);
 }
 
 #[test]
@@ -45,6 +45,7 @@ fn spread_segments_wait_for_free_racks_and_never_exceed_the_racks() {
 #[test]
 fn consolidate_segments_use_the_fewest_racks() {
     let (topo, view) = testkit::uniform(4, 18)
+        .with_policy(|p| p.segment_placement = SegmentPlacement::BestFit)
         .draw("rack1", "....__ ______ ______") // 4 free: best fit would start there
         .parts();
     let p = &placements(

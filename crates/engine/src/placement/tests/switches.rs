@@ -149,6 +149,7 @@ fn segments_are_held_to_the_limit_by_the_fewest_racks() {
         "rack3 .... CCCCCCCCCCCCCC",
         "rack4 ..................",
     ])
+    .with_policy(|p| p.segment_placement = SegmentPlacement::BestFit)
     .parts();
     let req = JobRequest::segmented(12, 4);
     assert_eq!(
