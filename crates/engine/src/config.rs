@@ -348,12 +348,11 @@ impl Config {
         let p = &self.policy;
         let mut out = format!(
             "trays_per_rack = {}\ngpus_per_tray = {}\n\n[policy]\n\
-             segment_placement = {}\nmulti_rack = {}\nprefer_degraded = {}\n\
+             multi_rack = {}\nprefer_degraded = {}\n\
              prefer_same_group = {}\nlog_decisions = {}\nend_time = {}\n\
              end_time_hours_per_tray = {}\nflat_partitions = [{}]\n",
             self.trays_per_rack,
             self.gpus_per_tray,
-            quote(p.segment_placement.as_str()),
             quote(p.multi_rack.as_str()),
             p.prefer_degraded,
             p.prefer_same_group,
@@ -366,6 +365,14 @@ impl Config {
                 .collect::<Vec<_>>()
                 .join(", "),
         );
+        if p.segment_placement != SegmentPlacement::default() {
+            // Only when not the default: builds from before `one-rack-first` refuse that
+            // value, and read a last good copy without the key as their own default.
+            out.push_str(&format!(
+                "segment_placement = {}\n",
+                quote(p.segment_placement.as_str())
+            ));
+        }
         if p.switches != Switches::Off {
             // Only when set: a last good copy of a file without it stays readable, without a
             // note, by builds from before the key.

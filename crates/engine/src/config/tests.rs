@@ -736,6 +736,26 @@ fn piece_multiple_is_read_round_trips_and_is_checked_with_its_line() {
 }
 
 #[test]
+fn one_rack_first_is_the_default_and_only_other_rules_are_written_out() {
+    let config = toml_ok(ONE_RACK);
+    assert_eq!(
+        config.policy.segment_placement,
+        SegmentPlacement::OneRackFirst
+    );
+    // A last good copy an older build must read: it knows the key, not this value.
+    assert!(!config.to_toml().contains("segment_placement"));
+    let config = toml_ok(&format!(
+        "[policy]\nsegment_placement = \"best-fit\"\n{ONE_RACK}"
+    ));
+    let text = config.to_toml();
+    assert!(
+        text.contains("segment_placement = \"best-fit\"\n"),
+        "{text}"
+    );
+    assert_eq!(toml_ok(&text).policy, config.policy);
+}
+
+#[test]
 fn prefer_piece_multiple_defaults_to_8_round_trips_and_is_checked_with_its_line() {
     let rack = "[[rack]]\nname = \"r\"\nnodes = \"gb[001-018]\"\n";
     assert_eq!(toml_ok(rack).policy.prefer_piece_multiple, 8);
