@@ -128,12 +128,8 @@ pub fn plan<'a>(
     };
     let n = req.trays_needed(topo);
     let fits_one_rack = n <= largest && required_rack_list(topo, req).len() <= 1;
-    let planned = match req.segment {
-        Some(s) if req.min_nodes == s && s <= largest => {
-            one_rack(&ctx, &JobRequest::nodes(s)).map(|a| (a, true))
-        }
-        None if fits_one_rack => one_rack(&ctx, req).map(|a| (a, !req.is_flexible())),
-        _ => lightest_pieces(&ctx, req, n).map(|pieces| {
+    let over_racks = || {
+        lightest_pieces(&ctx, req, n).map(|pieces| {
             let policy = &ctx.topo.policy;
             let cuts = Cuts::of(ctx.topo);
             let shaped = policy.multi_rack == MultiRack::Balanced
@@ -141,7 +137,22 @@ pub fn plan<'a>(
                     && ctx.required.is_empty()
                     && (cuts.multiple > 1 || cuts.cut_on_preferred(&pieces, ctx.topo)));
             (several_racks(&ctx, req, pieces, shaped), !req.is_flexible())
-        }),
+        })
+    };
+    let planned = match req.segment {
+        Some(s) if req.min_nodes == s && s <= largest => {
+            one_rack(&ctx, &JobRequest::nodes(s)).map(|a| (a, true))
+        }
+        // `one-rack-first`: the tightest rack that holds every segment, found as for any job
+        // that fits a rack (off the free index); only when none does, over several racks.
+        Some(_) if one_rack_first(&ctx, req) => {
+            match one_rack(&ctx, &JobRequest::nodes(req.min_nodes)) {
+                Err(Reject::NotNow(_)) => over_racks(),
+                whole => whole.map(|a| (a, true)),
+            }
+        }
+        None if fits_one_rack => one_rack(&ctx, req).map(|a| (a, !req.is_flexible())),
+        _ => over_racks(),
     };
     let (alternatives, exact) = match (planned, req.switches) {
         // A job with a rack limit that cannot start by the rules: spill over more racks
@@ -159,6 +170,15 @@ pub fn plan<'a>(
         exact,
         trays_needed: n,
     })
+}
+
+/// Does `req`'s segment rule keep it in one rack when one can hold it? Not with `-w` nodes
+/// (the named racks decide) or node weights (light trays first comes first).
+fn one_rack_first(ctx: &Ctx, req: &JobRequest) -> bool {
+    req.segment_rule(ctx.topo) == SegmentPlacement::OneRackFirst
+        && req.min_nodes <= ctx.topo.max_rack_size()
+        && ctx.required.is_empty()
+        && !ctx.weighted
 }
 
 /// Every rack that can hold a job that fits one, best first.
