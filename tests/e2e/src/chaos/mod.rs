@@ -458,6 +458,11 @@ impl<'a> Storm<'a> {
     /// its one job right after submitting it, and waiting for a save after the cancel only
     /// timed out.
     fn wait_state_saved(&self) {
+        // Nothing submitted yet: nothing to save, and a fresh lab may have no job_state at all
+        // (long run 5, seed 100 on 24.11: a kill -9 at step 2 waited 60 s for a save).
+        if self.accepted.is_empty() {
+            return;
+        }
         let file = self.lab.state_file("job_state");
         let (change, submission) = (self.last_change, self.last_submission);
         let second = Duration::from_secs(1);
@@ -470,8 +475,6 @@ impl<'a> Storm<'a> {
         });
     }
 
-    /// Runs a client command; a refusal is journaled (the storm draws operations Slurm may
-    /// refuse, such as resizing a job that just started), never a violation by itself.
     /// `scontrol update` of a job the last check saw pending, held meanwhile so that it cannot
     /// start in between: `NumNodes=` on a job that has just started shrinks it, and which
     /// trays it keeps is Slurm's choice, not the plugin's (seed 102 on 26.05: a 24-tray job
@@ -486,6 +489,8 @@ impl<'a> Storm<'a> {
         updated
     }
 
+    /// Runs a client command; a refusal is journaled (the storm draws operations Slurm may
+    /// refuse, such as resizing a job that just started), never a violation by itself.
     fn client(&mut self, args: &[&str]) -> bool {
         let out = self.lab.sl(args);
         if !out.status.success() {
