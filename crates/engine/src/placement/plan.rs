@@ -257,10 +257,8 @@ fn rule_pieces(ctx: &Ctx, racks: Racks, req: &JobRequest, n: usize) -> Result<Ve
             return oversized_segments(ctx, &racks.rooms(), count, s);
         }
         return match req.segment_rule(topo) {
-            // With node weights, light trays first comes first (Slurm's promise).
-            SegmentPlacement::OneRackFirst
-                if count * s <= topo.max_rack_size() && !ctx.weighted =>
-            {
+            // Here no single rack holds it: the fewest racks.
+            SegmentPlacement::OneRackFirst if one_rack_first(ctx, req) => {
                 plan_start_now(ctx, &racks.rooms(), count, s)
             }
             SegmentPlacement::OneRackFirst | SegmentPlacement::BestFit => {
