@@ -28,6 +28,7 @@ mod controllers;
 mod env;
 mod nodes;
 mod topology_file;
+pub mod upgrade;
 pub use env::*;
 pub use nodes::*;
 

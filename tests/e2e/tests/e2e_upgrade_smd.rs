@@ -29,29 +29,31 @@
 use nvl72_e2e as lab;
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
-use lab::{expand, racks, show_field};
+use lab::upgrade::{plugin_errors, run, text, wait_until, Chroot, UpgradeLab};
+use lab::{expand, racks};
 use nvl72_engine::saved_pieces;
 
-const DIR: &str = "/var/tmp/nvl72-upgrade-smd";
 /// Out of every other lab's way (docs/lab.md's port map), below the ephemeral ports.
-const PORTS: [(&str, &str); 3] = [
-    ("CTLD_PORT", "6963"),
-    ("PORT0", "9000"),
-    ("CPU_PORT0", "9900"),
-];
+const LAB: UpgradeLab = UpgradeLab {
+    dir: "/var/tmp/nvl72-upgrade-smd",
+    ports: [
+        ("CTLD_PORT", "6963"),
+        ("PORT0", "9000"),
+        ("CPU_PORT0", "9900"),
+    ],
+};
 /// IMEX channels per NVLink domain: the two-rack and the segment jobs carry the plugin's
 /// pieces in slurmctld's job state (`jobinfo_pack`), which the new plugin must read.
 const CONF: &str = "SwitchType=switch/nvidia_imex\nDebugFlags=HetJob,Switch";
 const NET: &str = "--network=unique-channel-per-segment";
-/// A job that runs until the test lets it finish: steps must outlive the switch of releases.
-const UNTIL_RELEASED: &str =
-    "until [ -e /var/tmp/nvl72-upgrade-smd/var/jobs/release ]; do sleep 1; done; echo finished";
 
-/// One Slurm release of the lab: SchedMD's debs, the plugin's package for them, the chroot.
+/// One Slurm release of the lab: SchedMD's debs, and its chroot with the plugin's package
+/// for them.
 struct Release {
     /// Debian version of slurm-smd, e.g. 26.05.3-1 or 26.11.0-0rc1.
     version: String,
@@ -59,8 +61,14 @@ struct Release {
     release: String,
     series: String,
     debs: PathBuf,
-    package: PathBuf,
-    rootfs: PathBuf,
+    chroot: Chroot,
+}
+
+impl Deref for Release {
+    type Target = Chroot;
+    fn deref(&self) -> &Chroot {
+        &self.chroot
+    }
 }
 
 /// A required input: its value, or a failure that names it.
@@ -78,24 +86,6 @@ fn input(var: &str, what: &str) -> PathBuf {
         });
     assert!(p.exists(), "{var}={} does not exist ({what})", p.display());
     p
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// Runs a host command; its output, which must be a success.
-fn run(args: &[&str]) -> String {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    assert!(out.status.success(), "{args:?}: {}", text(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl Release {
@@ -128,68 +118,27 @@ impl Release {
             .to_string();
         let release = upstream(&version);
         let series = release.rsplit_once('.').unwrap().0.to_string();
-        let rootfs = Path::new(DIR).join(format!("rootfs-{release}"));
+        let chroot = Chroot {
+            lab: LAB,
+            name: version.clone(),
+            rootfs: Path::new(LAB.dir).join(format!("rootfs-{release}")),
+            package,
+            release_env: vec![
+                ("SLURM_SERIES", OsString::from(&series)),
+                ("SLURM_DEBS", debs.clone().into_os_string()),
+            ],
+            start_env: vec![
+                ("TOPO", OsString::from("nvl72")),
+                ("EXTRA_CONF", OsString::from(CONF)),
+            ],
+        };
         Release {
             version,
             release,
             series,
             debs,
-            package,
-            rootfs,
+            chroot,
         }
-    }
-
-    fn env(&self, cmd: &mut Command) {
-        cmd.env("LAB", DIR)
-            .env("LAB_ROOTFS", &self.rootfs)
-            .env("SLURM_DEBS", &self.debs)
-            .env("SLURM_SERIES", &self.series)
-            .env_remove("SLURM_PREFIX")
-            .env_remove("EXTRA_CONF")
-            .env_remove("POLICY");
-    }
-
-    /// lab-up.sh for this release (its output; the caller checks the status).
-    fn up(&self, extra: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new("bash");
-        cmd.arg(lab::repo().join("scripts/lab-up.sh"));
-        self.env(&mut cmd);
-        cmd.env("RACKS", "3")
-            .env("CPU_NODES", "0")
-            .env("TOPO", "nvl72")
-            .env("PACKAGE", &self.package)
-            .env("EXTRA_CONF", CONF)
-            .envs(PORTS)
-            .envs(extra.iter().copied())
-            .output()
-            .expect("cannot run lab-up.sh")
-    }
-
-    fn must_start(&self, extra: &[(&str, &str)]) {
-        let out = self.up(extra);
-        assert!(
-            out.status.success(),
-            "Slurm {} did not start:\n{}",
-            self.version,
-            text(&out)
-        );
-    }
-
-    fn down(&self, flags: &[&str]) {
-        let mut cmd = Command::new("bash");
-        cmd.arg(lab::repo().join("scripts/lab-down.sh")).args(flags);
-        self.env(&mut cmd);
-        let out = cmd.output().expect("cannot run lab-down.sh");
-        assert!(out.status.success(), "lab-down.sh: {}", text(&out));
-    }
-
-    fn sl(&self, args: &[&str]) -> String {
-        let mut cmd = Command::new(lab::repo().join("scripts/sl"));
-        cmd.args(args);
-        self.env(&mut cmd);
-        let out = cmd.output().expect("cannot run scripts/sl");
-        assert!(out.status.success(), "{args:?}: {}", text(&out));
-        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// A command in this release's chroot while it is down (apt, dpkg): its output.
@@ -205,35 +154,6 @@ impl Release {
     fn installed(&self, package: &str) -> String {
         let out = self.in_chroot(&["dpkg-query", "-W", "-f", "${Version}", package]);
         String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn submit(&self, args: &[&str]) -> u32 {
-        let mut all = vec!["sbatch", "--parsable", "--exclusive"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--wrap", UNTIL_RELEASED]);
-        self.sl(&all).trim().parse().expect("job id")
-    }
-
-    /// `id state nodes` of every job slurmctld holds, sorted.
-    fn jobs(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .sl(&["squeue", "-h", "-t", "all", "-o", "%i %T %N"])
-            .lines()
-            .map(|l| l.trim().to_string())
-            .collect();
-        lines.sort();
-        lines
-    }
-
-    fn field(&self, job: u32, name: &str) -> String {
-        show_field(
-            &self.sl(&["scontrol", "show", "job", &job.to_string()]),
-            name,
-        )
-    }
-
-    fn nodes(&self, job: u32) -> Vec<String> {
-        expand(&self.field(job, "NodeList"))
     }
 
     /// What the job holds on each node, from `scontrol show job -d`: the fields of its
@@ -296,32 +216,6 @@ impl Release {
             tags.iter().all(|t| text.contains(t.as_str()))
         });
     }
-
-    /// What slurmctld and the slurmd of this chroot map of the plugin: each
-    /// `topology_nvl72.so` mapping, with ` (deleted)` when the file was replaced after loading.
-    fn mapped_plugins(&self) -> Vec<String> {
-        let root = std::fs::canonicalize(&self.rootfs).unwrap();
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let pid = entry.path();
-            if std::fs::read_link(pid.join("root")).ok().as_deref() != Some(root.as_path()) {
-                continue;
-            }
-            let comm = std::fs::read_to_string(pid.join("comm")).unwrap_or_default();
-            if !matches!(comm.trim(), "slurmctld" | "slurmd") {
-                continue;
-            }
-            let maps = std::fs::read_to_string(pid.join("maps")).unwrap_or_default();
-            let mut mine: Vec<String> = maps
-                .lines()
-                .filter_map(|l| l.find('/').map(|at| l[at..].to_string()))
-                .filter(|path| path.contains("topology_nvl72.so"))
-                .collect();
-            mine.dedup();
-            found.extend(mine);
-        }
-        found
-    }
 }
 
 /// A Slurm version without a release candidate's suffix: 26.11.0-0rc1 is 26.11.0.
@@ -329,20 +223,8 @@ fn upstream(version: &str) -> String {
     version.split('-').next().unwrap_or_default().to_string()
 }
 
-fn wait_until(secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while !ok() {
-        assert!(Instant::now() < end, "timed out after {secs} s: {what}");
-        std::thread::sleep(Duration::from_millis(300));
-    }
-}
-
 fn state_file() -> PathBuf {
-    Path::new(DIR).join("var/state/job_state")
-}
-
-fn log(name: &str) -> String {
-    std::fs::read_to_string(Path::new(DIR).join("var/log").join(name)).unwrap_or_default()
+    Path::new(LAB.dir).join("var/state/job_state")
 }
 
 /// Every list of NVLink pieces in slurmctld's saved job state, decoded by this build's reader
@@ -361,56 +243,6 @@ fn saved_pieces_in_state() -> Vec<Vec<String>> {
         .collect();
     found.sort();
     found
-}
-
-/// The plugin's own problems in a log: its error lines, and any panic it caught.
-fn plugin_errors(log: &str) -> Vec<&str> {
-    log.lines()
-        .filter(|l| (l.contains("topology/nvl72") && l.contains("error")) || l.contains("panic"))
-        .collect()
-}
-
-/// The running jobs hold disjoint trays, and `scontrol show topology` counts per rack what
-/// they hold, with gb054 unavailable (drained).
-fn check_trays(r: &Release, running: &[u32]) {
-    let mut held: Vec<String> = running.iter().flat_map(|&j| r.nodes(j)).collect();
-    let all = held.len();
-    held.sort();
-    held.dedup();
-    assert_eq!(held.len(), all, "a tray is held by two jobs: {running:?}");
-    let topology = r.sl(&["scontrol", "show", "topology"]);
-    for (rack, trays) in [(1, "gb[001-018]"), (2, "gb[019-036]"), (3, "gb[037-054]")] {
-        let line = topology
-            .lines()
-            .find(|l| l.starts_with(&format!("RackName=rack{rack} ")))
-            .unwrap_or_else(|| panic!("no rack{rack} in:\n{topology}"));
-        assert!(line.contains(&format!("Nodes={trays} ")), "{line}");
-        let busy = held
-            .iter()
-            .filter(|n| racks(&[n.to_string()]) == [rack])
-            .count();
-        assert!(
-            line.contains(&format!("AllocatedTrays={busy} ")),
-            "{line}\n{topology}"
-        );
-    }
-    assert!(topology.contains("UnavailableNodes=gb054"), "{topology}");
-}
-
-/// Both chroots stopped, the previous run's state and chroots gone.
-fn fresh_start(old: &Release, new: &Release) {
-    new.down(&[]);
-    old.down(&[]);
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    for r in [old, new] {
-        let root = r.rootfs.to_string_lossy().into_owned();
-        assert!(
-            !mounts.contains(&format!(" {root}/")),
-            "{root} still has mounts"
-        );
-        let _ = std::fs::remove_dir_all(&r.rootfs);
-    }
-    let _ = std::fs::remove_file(Path::new(DIR).join("var/jobs/release"));
 }
 
 /// The new release's chroot: a copy of the old one (stopped, so nothing is mounted in it),
@@ -516,7 +348,7 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
         old.version,
         new.version
     );
-    fresh_start(&old, &new);
+    LAB.fresh_start([&old, &new]);
 
     // --- The old release's chroot (a fresh state), then the new one made from it by apt.
     old.must_start(&[("CLEAN", "1")]);
@@ -526,7 +358,7 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
 
     // --- Under the old release: one-rack, two-rack and segment jobs running (the last two
     // with IMEX pieces), a drained tray, a whole-rack job waiting and a held one.
-    let from = log("slurmctld.log").len();
+    let from = LAB.log("slurmctld.log").len();
     old.must_start(&[]);
     old.sl(&[
         "scontrol",
@@ -547,17 +379,7 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
     let whole_rack = old.submit(&["-N", "18"]);
     let held = old.submit(&["-N", "2", "--hold"]);
     let all_jobs = [one_rack, two_racks, segments, whole_rack, held];
-    let request = |r: &Release, job: u32| {
-        let nodes = r.field(job, "NumNodes");
-        let least = nodes.split('-').next().unwrap_or_default().to_string();
-        [
-            least,
-            r.field(job, "NumCPUs"),
-            r.field(job, "ReqTRES"),
-            r.field(job, "Segment"),
-        ]
-    };
-    let asked = [request(&old, whole_rack), request(&old, held)];
+    let asked = [old.request(whole_rack), old.request(held)];
     let details =
         |r: &Release| -> Vec<Vec<String>> { running.iter().map(|&j| r.detail(j)).collect() };
     let before = old.jobs();
@@ -566,7 +388,7 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
         where_before.iter().all(|d| !d.is_empty()),
         "{where_before:?}"
     );
-    check_trays(&old, &running);
+    old.check_trays(&running);
     old.wait_until_saved(&all_jobs, "old");
     let pieces = saved_pieces_in_state();
     // One list per IMEX job: the two racks' parts of the 24-tray job, the two segments.
@@ -590,11 +412,11 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
         assert_eq!(r.jobs(), before, "{step}: jobs changed");
         assert_eq!(details(r), where_before, "{step}: a job moved");
         assert_eq!(
-            [request(r, whole_rack), request(r, held)],
+            [r.request(whole_rack), r.request(held)],
             asked,
             "{step}: pending jobs' requests changed"
         );
-        check_trays(r, &running);
+        r.check_trays(&running);
     };
 
     // --- slurmctld first: the old one stops, the new one starts on the same state while the
@@ -626,25 +448,7 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
 
     // --- A plugin-only upgrade within the new series: a newer package over the running
     // daemons, then `scontrol reconfigure`.
-    let newer = newer_package(&new.package);
-    new.sl(&["dpkg", "-i", &newer.to_string_lossy()]);
-    assert!(
-        new.sl(&["dpkg-query", "-W", "topology-nvl72"])
-            .contains("+upgrade1"),
-        "the newer package is not installed"
-    );
-    new.sl(&["scontrol", "reconfigure"]);
-    wait_until(
-        90,
-        "every daemon to run the newly installed plugin file",
-        || {
-            let mapped = new.mapped_plugins();
-            !mapped.is_empty() && mapped.iter().all(|m| !m.contains("(deleted)"))
-        },
-    );
-    wait_until(60, "slurmctld to answer after the reconfigure", || {
-        new.sl(&["scontrol", "ping"]).contains("is UP")
-    });
+    new.upgrade_plugin_in_place();
     same_everywhere(&new, "plugin-only upgrade");
     new.wait_until_saved(&all_jobs, "plugin");
     assert_eq!(
@@ -656,20 +460,10 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
     // --- Every job finishes normally: the held one once released, the waiting whole-rack
     // job in one rack.
     new.sl(&["scontrol", "release", &held.to_string()]);
-    std::fs::write(Path::new(DIR).join("var/jobs/release"), "").unwrap();
-    wait_until(180, "every job to complete", || {
-        all_jobs
-            .iter()
-            .all(|&j| new.field(j, "JobState") == "COMPLETED")
-    });
-    for job in all_jobs {
-        assert_eq!(new.field(job, "ExitCode"), "0:0", "JobId={job}");
-        let out = std::fs::read_to_string(format!("{DIR}/var/jobs/slurm-{job}.out"));
-        assert_eq!(out.unwrap_or_default().trim(), "finished", "JobId={job}");
-    }
+    new.release_and_complete(&all_jobs, 180);
     assert_eq!(racks(&new.nodes(whole_rack)).len(), 1);
     assert_eq!(new.nodes(whole_rack).len(), 18);
-    let ctld_log = log("slurmctld.log")[from..].to_string();
+    let ctld_log = LAB.log("slurmctld.log")[from..].to_string();
     assert!(
         plugin_errors(&ctld_log).is_empty(),
         "{:?}",
@@ -681,37 +475,4 @@ fn jobs_survive_schedmd_packages_upgrade_slurmctld_first_then_a_plugin_only_upgr
     );
     new.down(&[]);
     old.down(&[]);
-}
-
-/// The package at `deb` with a higher version (`+upgrade1`), built with dpkg-deb into the
-/// lab's var/ (which both chroots see).
-fn newer_package(deb: &Path) -> PathBuf {
-    let work = Path::new(DIR).join("var/newer-package");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    let tree = work.join("tree");
-    run(&[
-        "dpkg-deb",
-        "-R",
-        &deb.to_string_lossy(),
-        &tree.to_string_lossy(),
-    ]);
-    let control = tree.join("DEBIAN/control");
-    let fields = std::fs::read_to_string(&control).unwrap();
-    let bumped: String = fields
-        .lines()
-        .map(|l| match l.strip_prefix("Version: ") {
-            Some(v) => format!("Version: {v}+upgrade1\n"),
-            None => format!("{l}\n"),
-        })
-        .collect();
-    std::fs::write(&control, bumped).unwrap();
-    let out = work.join("topology-nvl72-newer.deb");
-    run(&[
-        "dpkg-deb",
-        "-b",
-        &tree.to_string_lossy(),
-        &out.to_string_lossy(),
-    ]);
-    out
 }
