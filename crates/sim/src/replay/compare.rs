@@ -119,7 +119,7 @@ pub fn comparison(
     for (lab, f) in fidelity {
         let _ = writeln!(
             out,
-            "{}: submissions late by {:.0} ms on average (max {} ms); starts of the wrong size: {}; unknown nodes: {}; runs over their sleep: median {} ms, p90 {} ms",
+            "{}: submissions late by {:.0} ms on average (max {} ms); starts of the wrong size: {}; unknown nodes: {}; runs over their sleep: median {} ms, p90 {} ms; ends logged after a start on their trays: {}",
             lab,
             f.submit_late_mean_ms,
             f.submit_late_max_ms,
@@ -127,6 +127,7 @@ pub fn comparison(
             f.unknown_nodes,
             f.run_overhead_median_ms.map_or("-".into(), |v| v.to_string()),
             f.run_overhead_p90_ms.map_or("-".into(), |v| v.to_string()),
+            f.ends_logged_after_a_start,
         );
     }
     out

@@ -15,6 +15,7 @@ use super::lab_nodes::tray_of;
 use super::observe::{LogEvent, What};
 use super::schedule::Schedule;
 use crate::contenders::policy::PolicyKind;
+use crate::job::Millis;
 use crate::measures::metrics::{Price, Recorder, Snapshot};
 use crate::measures::policy_report::PolicyReport;
 use crate::slowdown::Slowdown;
@@ -48,6 +49,10 @@ pub struct Fidelity {
     /// percentile. Launch and completion with slurmd; the driver's ending with `--cloud`.
     pub run_overhead_median_ms: Option<i64>,
     pub run_overhead_p90_ms: Option<i64>,
+    /// Runs whose end Slurm logged after another run had started on their trays (a requeue's
+    /// line can follow the starts on the nodes it freed): measured as ended at that start.
+    #[serde(default)]
+    pub ends_logged_after_a_start: usize,
 }
 
 enum Ev {
@@ -199,18 +204,36 @@ pub fn report(
     for held in &observed.held {
         state.held[*held] = true;
     }
+    // Ends taken ahead of their log line (see `ends_logged_after_a_start`).
+    let mut taken = vec![false; events.len()];
     let mut i = 0;
     while i < events.len() {
         let at = events[i].0;
         let t = schedule.sim_ms(at as u64);
         rec.advance(t);
         while i < events.len() && events[i].0 == at {
+            if taken[i] {
+                i += 1;
+                continue;
+            }
             match &events[i].1 {
                 Ev::Submit(job) => {
                     state.queued[*job] = true;
                     rec.queued(*job, t);
                 }
                 Ev::Start { job, trays } => {
+                    // Slurm gave these trays only once their runs had ended.
+                    for before in state.holders(trays).into_iter().filter(|b| b != job) {
+                        let end = events[i + 1..].iter().position(
+                            |(_, ev)| matches!(ev, Ev::End { job, .. } if *job == before),
+                        );
+                        let killed = end.is_some_and(|k| {
+                            taken[i + 1 + k] = true;
+                            matches!(events[i + 1 + k].1, Ev::End { killed: true, .. })
+                        });
+                        fid.ends_logged_after_a_start += 1;
+                        end_run(&mut state, &mut rec, &mut kills_left, before, killed, t);
+                    }
                     state.queued[*job] = false;
                     for &tray in trays {
                         state.busy[tray] = true;
@@ -231,23 +254,7 @@ pub fn report(
                     state.running.insert(*job, (t, trays.clone()));
                 }
                 Ev::End { job, killed } => {
-                    if let Some((start, trays)) = state.running.remove(job) {
-                        for &tray in &trays {
-                            state.busy[tray] = false;
-                        }
-                        if *killed {
-                            rec.killed(*job, trays.len(), t - start);
-                            kills_left[*job] -= 1;
-                            if state.held[*job] && kills_left[*job] == 0 {
-                                rec.held(*job);
-                            } else {
-                                state.queued[*job] = true;
-                                rec.queued(*job, t);
-                            }
-                        } else {
-                            rec.finished(*job, t);
-                        }
-                    }
+                    end_run(&mut state, &mut rec, &mut kills_left, *job, *killed, t);
                 }
                 Ev::Tray { tray, down } => {
                     if *down && !state.down[*tray] {
@@ -264,6 +271,35 @@ pub fn report(
     let mut report = rec.finish(kind, jobs, 0, None, series_bins);
     report.label = Some(format!("slurm {}", slurm_plugin(kind)));
     (report, fid)
+}
+
+/// The run of `job` ends at `t`: a kill queues it again (or holds it after its last kill).
+fn end_run(
+    state: &mut State,
+    rec: &mut Recorder,
+    kills_left: &mut [usize],
+    job: usize,
+    killed: bool,
+    t: Millis,
+) {
+    let Some((start, trays)) = state.running.remove(&job) else {
+        return;
+    };
+    for &tray in &trays {
+        state.busy[tray] = false;
+    }
+    if killed {
+        rec.killed(job, trays.len(), t - start);
+        kills_left[job] -= 1;
+        if state.held[job] && kills_left[job] == 0 {
+            rec.held(job);
+        } else {
+            state.queued[job] = true;
+            rec.queued(job, t);
+        }
+    } else {
+        rec.finished(job, t);
+    }
 }
 
 /// The Slurm topology plugin a simulator policy stands for in the replay.
@@ -293,6 +329,15 @@ impl State {
             held: vec![false; jobs],
             running: BTreeMap::new(),
         }
+    }
+
+    /// The running jobs that hold any of `trays`.
+    fn holders(&self, trays: &[usize]) -> Vec<usize> {
+        self.running
+            .iter()
+            .filter(|(_, (_, held))| held.iter().any(|t| trays.contains(t)))
+            .map(|(&job, _)| job)
+            .collect()
     }
 
     fn snapshot(&self, jobs: &[crate::job::Job]) -> Snapshot {
@@ -423,6 +468,60 @@ mod tests {
         );
         assert_eq!(r.small_jobs_in_one_rack.eligible, 2);
         assert!((r.wait[0].mean_h - 10.0 / 60.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_requeue_logged_after_a_start_on_its_trays_ends_the_run_at_that_start() {
+        let job = |id, submit, trays| Job::plain(id, submit, trays, HOUR, 2 * HOUR);
+        let spec = ScheduleSpec {
+            racks: 2,
+            trays_per_rack: 18,
+            failures: FailureModel::None,
+            seed: 1,
+            scale: 60.0,
+            drain: 2.0,
+        };
+        let jobs = [job(0, 0, 18), job(1, HOUR, 20), job(2, 3 * HOUR, 2)];
+        let p = schedule(&jobs, &spec).unwrap();
+        let obs = Observed {
+            t0_ms: 0,
+            slurm_ids: vec![Some(7), Some(8), Some(9)],
+            tray_events: vec![crate::replay::schedule::TrayEvent {
+                at_ms: 30_000,
+                tray: 0,
+                down: true,
+            }],
+            held: vec![],
+        };
+        let m = 60_000;
+        // Job 8 starts on 17 of job 7's trays 13 ms before Slurm logs 7's requeue (as
+        // slurmctld did on a loaded machine); 7 waits an hour, then runs in rack 2.
+        let log = [
+            ev(0, 7, What::Submitted),
+            ev(0, 7, nodes(1, 18)),
+            ev(m, 8, What::Submitted),
+            ev(m, 8, nodes(2, 21)),
+            ev(m + 13, 7, What::Requeued),
+            ev(2 * m, 8, What::Ended),
+            ev(2 * m, 7, nodes(19, 36)),
+            ev(3 * m, 7, What::Ended),
+            ev(3 * m, 9, What::Submitted),
+            ev(3 * m, 9, nodes(2, 3)),
+            ev(4 * m, 9, What::Ended),
+        ];
+        let (r, fid) = report(&p, &obs, &log, &measure(PolicyKind::Nvl72));
+        assert_eq!(fid.ends_logged_after_a_start, 1);
+        assert_eq!((r.requeues, r.completed), (1, 3));
+        // Killed after its first hour, at job 8's start.
+        assert!(
+            (r.lost_gpu_hours - 18.0 * 4.0).abs() < 1e-9,
+            "{}",
+            r.lost_gpu_hours
+        );
+        // While job 7 waits, job 8's 20 trays are busy of the 35 healthy ones.
+        let busy = r.occupancy_while_waiting.unwrap();
+        assert!((busy - 20.0 / 35.0).abs() < 1e-9, "{busy}");
+        assert!(r.usable_occupancy_while_waiting.unwrap() <= busy + 1e-12);
     }
 
     #[test]
