@@ -382,8 +382,14 @@ mod tests {
         }
     }
 
-    fn two_jobs() -> Schedule {
-        let job = |id, submit, trays| Job::plain(id, submit, trays, HOUR, 2 * HOUR);
+    /// Jobs of an hour (limit two) submitted at `(submit, trays)`, on two racks, 1 real minute
+    /// = 1 simulated hour.
+    fn hour_jobs(jobs: &[(u64, usize)]) -> Schedule {
+        let jobs: Vec<Job> = jobs
+            .iter()
+            .enumerate()
+            .map(|(id, &(submit, trays))| Job::plain(id, submit, trays, HOUR, 2 * HOUR))
+            .collect();
         let spec = ScheduleSpec {
             racks: 2,
             trays_per_rack: 18,
@@ -392,7 +398,11 @@ mod tests {
             scale: 60.0,
             drain: 2.0,
         };
-        schedule(&[job(0, 0, 18), job(1, HOUR, 20)], &spec).unwrap()
+        schedule(&jobs, &spec).unwrap()
+    }
+
+    fn two_jobs() -> Schedule {
+        hour_jobs(&[(0, 18), (HOUR, 20)])
     }
 
     fn ev(at_ms: i64, job: u32, what: What) -> LogEvent {
@@ -472,17 +482,7 @@ mod tests {
 
     #[test]
     fn a_requeue_logged_after_a_start_on_its_trays_ends_the_run_at_that_start() {
-        let job = |id, submit, trays| Job::plain(id, submit, trays, HOUR, 2 * HOUR);
-        let spec = ScheduleSpec {
-            racks: 2,
-            trays_per_rack: 18,
-            failures: FailureModel::None,
-            seed: 1,
-            scale: 60.0,
-            drain: 2.0,
-        };
-        let jobs = [job(0, 0, 18), job(1, HOUR, 20), job(2, 3 * HOUR, 2)];
-        let p = schedule(&jobs, &spec).unwrap();
+        let p = hour_jobs(&[(0, 18), (HOUR, 20), (3 * HOUR, 2)]);
         let obs = Observed {
             t0_ms: 0,
             slurm_ids: vec![Some(7), Some(8), Some(9)],
