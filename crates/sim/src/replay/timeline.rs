@@ -236,7 +236,7 @@ pub fn report(
                     }
                     state.queued[*job] = false;
                     for &tray in trays {
-                        state.busy[tray] = true;
+                        state.holder[tray] = Some(*job);
                     }
                     let mut racks: BTreeMap<usize, usize> = BTreeMap::new();
                     for &tray in trays {
@@ -286,7 +286,7 @@ fn end_run(
         return;
     };
     for &tray in &trays {
-        state.busy[tray] = false;
+        state.holder[tray] = None;
     }
     if killed {
         rec.killed(job, trays.len(), t - start);
@@ -312,7 +312,8 @@ pub fn slurm_plugin(kind: PolicyKind) -> &'static str {
 }
 
 struct State {
-    busy: Vec<bool>,
+    /// The running job on each tray.
+    holder: Vec<Option<usize>>,
     down: Vec<bool>,
     queued: Vec<bool>,
     held: Vec<bool>,
@@ -323,7 +324,7 @@ struct State {
 impl State {
     fn new(jobs: usize, trays: usize) -> State {
         State {
-            busy: vec![false; trays],
+            holder: vec![None; trays],
             down: vec![false; trays],
             queued: vec![false; jobs],
             held: vec![false; jobs],
@@ -333,21 +334,20 @@ impl State {
 
     /// The running jobs that hold any of `trays`.
     fn holders(&self, trays: &[usize]) -> Vec<usize> {
-        self.running
-            .iter()
-            .filter(|(_, (_, held))| held.iter().any(|t| trays.contains(t)))
-            .map(|(&job, _)| job)
-            .collect()
+        let mut jobs: Vec<usize> = trays.iter().filter_map(|&t| self.holder[t]).collect();
+        jobs.sort_unstable();
+        jobs.dedup();
+        jobs
     }
 
     fn snapshot(&self, jobs: &[crate::job::Job]) -> Snapshot {
-        let busy = self.busy.iter().filter(|&&b| b).count();
+        let busy = self.holder.iter().filter(|h| h.is_some()).count();
         let healthy = self.down.iter().filter(|&&d| !d).count();
         let free = self
-            .busy
+            .holder
             .iter()
             .zip(&self.down)
-            .filter(|(&b, &d)| !b && !d)
+            .filter(|(h, &d)| h.is_none() && !d)
             .count();
         let head = self.queued.iter().position(|&q| q);
         Snapshot {
